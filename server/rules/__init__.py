@@ -55,6 +55,7 @@ from server.rules.validate import (
     NotDrawnCardError,
     NotYourTurnError,
     WrongDecisionError,
+    canonical,
 )
 
 __all__ = [
@@ -101,6 +102,7 @@ __all__ = [
     "WrongDecisionError",
     "action_from_id",
     "apply",
+    "canonical",
     "card",
     "choose_colour",
     "legal_actions",

@@ -39,6 +39,10 @@ class Action:
     colour: Colour | None = None
     uno: bool = False
 
+    def __reduce__(self) -> tuple[object, tuple[int]]:
+        """Copies and unpickled actions are the interned ones."""
+        return action_from_id, (self.id,)
+
     @property
     def id(self) -> int:
         """Position in `ACTIONS`; stable across versions of protocol v1."""

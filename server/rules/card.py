@@ -97,6 +97,14 @@ class Card:
     def __lt__(self, other: Card) -> bool:
         return self.index < other.index
 
+    def __reduce__(self) -> tuple[object, tuple[int]]:
+        """Copies and unpickled cards are the interned faces, so identity still holds."""
+        return _face, (self.index,)
+
+
+def _face(index: int) -> Card:
+    return FACES[index]
+
 
 def _faces() -> tuple[Card, ...]:
     coloured: list[tuple[Colour | None, Rank]] = [(c, r) for c in COLOURS for r in COLOURED_RANKS]
@@ -142,9 +150,12 @@ def _copies(face: Card) -> int:
     return 1 if face.rank is Rank.ZERO else 2
 
 
+_DECK: tuple[Card, ...] = tuple(face for face in FACES for _ in range(_copies(face)))
+
+
 def standard_deck() -> list[Card]:
     """The 108-card deck, in face order (RULINGS 1)."""
-    return [face for face in FACES for _ in range(_copies(face))]
+    return list(_DECK)
 
 
 DECK_SIZE = 108

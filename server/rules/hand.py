@@ -143,9 +143,34 @@ class Hand:
         """Matches the top discard by colour, number or symbol, or is a Wild (RULINGS 11, 12)."""
         return card.colour is None or card.colour is self.colour or card.rank is self.discards[-1].rank
 
+    def clone(self, rng: random.Random | None = None, events: list[Event] | None = None) -> Hand:
+        """An independent copy, to try an action or search ahead; chance included.
+
+        The copy gets its own generator in the same state, unless `rng` (and
+        `events`, the log to continue) are given by a cloning match.
+        """
+        twin = Hand.__new__(Hand)
+        for name in Hand.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.rng = rng if rng is not None else _copy_rng(self.rng)
+        twin.events = events if events is not None else list(self.events)
+        twin.cards = [list(held) for held in self.cards]
+        twin.draw_pile = list(self.draw_pile)
+        twin.discards = list(self.discards)
+        twin.catch_queue = list(self.catch_queue)
+        twin.shown = list(self.shown)
+        twin.actions = list(self.actions)
+        return twin
+
     def card_count(self) -> int:
         """All cards in hands and piles; always 108."""
         return len(self.draw_pile) + len(self.discards) + sum(map(len, self.cards))
+
+
+def _copy_rng(rng: random.Random) -> random.Random:
+    twin = random.Random()
+    twin.setstate(rng.getstate())
+    return twin
 
 
 def new_hand(

@@ -14,7 +14,7 @@ from server.rules.action import (
     ActionKind,
     choose_colour,
 )
-from server.rules.card import COLOURS, FACES, Card
+from server.rules.card import COLOURS, FACES
 from server.rules.hand import Hand, Phase
 
 
@@ -60,13 +60,9 @@ def _turn_actions(hand: Hand) -> list[Action]:
     held = hand.cards[hand.to_move]
     plays = _PLAYS[len(held) == 2]
     colour, rank = hand.colour, hand.discards[-1].rank
+    playable = {c.index for c in held if c.colour is None or c.colour is colour or c.rank is rank}
     actions: list[Action] = []
-    for card in sorted(set(held), key=_index):
-        if card.colour is None or card.colour is colour or card.rank is rank:
-            actions += plays[card.index]
+    for index in sorted(playable):
+        actions += plays[index]
     actions.append(DRAW)
     return actions
-
-
-def _index(card: Card) -> int:
-    return card.index

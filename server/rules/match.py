@@ -72,6 +72,20 @@ class Match:
     def is_over(self) -> bool:
         return self.result is not None
 
+    def clone(self) -> Match:
+        """An independent copy (its own generator in the same state)."""
+        twin = Match.__new__(Match)
+        for name in Match.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.rng = random.Random()
+        twin.rng.setstate(self.rng.getstate())
+        twin.totals = list(self.totals)
+        twin.hand_results = list(self.hand_results)
+        twin.events = list(self.events)
+        twin.actions = list(self.actions)
+        twin.hand = self.hand.clone(twin.rng, twin.events)
+        return twin
+
     def _settle_if_over(self) -> None:
         """After a hand ends: add its points, then end the match or deal the next hand."""
         while self.hand.result is not None and self.result is None:
