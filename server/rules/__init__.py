@@ -46,7 +46,7 @@ from server.rules.hand import DeckError, Hand, Phase, new_hand
 from server.rules.match import Match, MatchResult, apply, legal_actions, new_match, observe, play, to_move
 from server.rules.observation import Observation
 from server.rules.replay import replay_hand, replay_match
-from server.rules.runner import Policy, random_policy, run_match
+from server.rules.runner import Policy, eager_random_policy, random_policy, run_match
 from server.rules.validate import (
     CardDoesNotMatchError,
     CardNotHeldError,
@@ -114,6 +114,7 @@ __all__ = [
     "play",
     "play_card",
     "public",
+    "eager_random_policy",
     "random_policy",
     "replay_hand",
     "replay_match",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Sequence
 
-from server.rules.action import Action
+from server.rules.action import Action, ActionKind
 from server.rules.config import RulesConfig
 from server.rules.match import MatchResult, new_match, observe, play
 from server.rules.observation import Observation
@@ -35,3 +35,27 @@ def random_policy(rng: random.Random) -> Policy:
         return rng.choice(observation.legal_actions)
 
     return choose
+
+
+def eager_random_policy(rng: random.Random) -> Policy:
+    """Uniform over the plays when there is one, else uniform over the rest.
+
+    So it draws only when it cannot play and always plays a playable drawn
+    card: the random play of engines such as RLCard, here under the full
+    rules (UNO calls, catches and challenges still chosen at random).
+    """
+
+    def choose(observation: Observation) -> Action:
+        return rng.choice(eager_choices(observation.legal_actions))
+
+    return choose
+
+
+def eager_choices(legal: Sequence[Action]) -> Sequence[Action]:
+    """The plays among `legal` if there are any (legal actions list plays first), else all."""
+    if len(legal) > 1 and legal[-1].kind in _NOT_PLAYING:
+        return legal[:-1]
+    return legal
+
+
+_NOT_PLAYING = frozenset({ActionKind.DRAW, ActionKind.KEEP})

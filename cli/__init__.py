@@ -1,0 +1,1 @@
+"""The `uno-arena` command line: the one entry point for organisers and bot authors."""

@@ -1,0 +1,37 @@
+"""`uno-arena`: the command group. Each noun's commands live in their own module."""
+
+from __future__ import annotations
+
+import logging
+from importlib.metadata import PackageNotFoundError, version
+
+import click
+
+from cli.rules_commands import rules
+
+
+def _version() -> str:
+    try:
+        return version("uno-arena")
+    except PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_version(), prog_name="uno-arena")
+@click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
+def cli(verbose: int) -> None:
+    """UNO bot tournaments under the official rules."""
+    level = logging.WARNING - 10 * min(verbose, 2)
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+
+cli.add_command(rules)
+
+
+def main() -> None:
+    cli()
+
+
+if __name__ == "__main__":
+    main()
