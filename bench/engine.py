@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.rules import Action, RulesConfig, legal_actions, new_hand, new_match  # noqa: E402
-from server.rules.hand import apply  # noqa: E402
-from server.rules.legal import legal_actions as hand_legal_actions  # noqa: E402
-from server.rules.match import apply as match_apply  # noqa: E402
-from server.rules.runner import eager_choices  # noqa: E402
+from server.rules import Action, RulesConfig, legal_actions, new_hand, new_match
+from server.rules.hand import apply
+from server.rules.legal import legal_actions as hand_legal_actions
+from server.rules.match import apply as match_apply
+from server.rules.runner import eager_choices
 
 Chooser = Callable[[Sequence[Action]], Sequence[Action]]
 
@@ -95,7 +95,9 @@ def rlcard_hands(seconds: float, seed: int) -> tuple[float, float]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()

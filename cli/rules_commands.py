@@ -70,7 +70,9 @@ def show(options: tuple[str, ...]) -> None:
     show_default=True,
     help="random: uniform over legal actions; eager: plays whenever it can.",
 )
-@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override a rules option.")
+@click.option(
+    "-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override a rules option."
+)
 def simulate(players: int, matches: int, seed: int, policy: str, options: tuple[str, ...]) -> None:
     """Play MATCHES whole matches between random in-process players and summarise them."""
     config = parse_options(options, players)
