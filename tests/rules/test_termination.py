@@ -3,6 +3,8 @@
 import random
 from collections.abc import Sequence
 
+import pytest
+
 from server.rules import (
     DRAW,
     KEEP,
@@ -12,6 +14,7 @@ from server.rules import (
     Observation,
     Phase,
     RulesConfig,
+    Scoring,
     legal_actions,
     new_match,
     play,
@@ -63,8 +66,9 @@ def test_max_hands_per_match_ends_the_match_highest_total_wins() -> None:
     assert all(result.totals[w] == max(result.totals) for w in result.winners)
 
 
-def test_scoreless_match_is_a_shared_win_reported_as_such() -> None:
-    config = RulesConfig(players=3, max_hands_per_match=2, max_turns_per_hand=5)
+@pytest.mark.parametrize("scoring", list(Scoring))
+def test_scoreless_match_is_a_shared_win_reported_as_such(scoring: Scoring) -> None:
+    config = RulesConfig(players=3, max_hands_per_match=2, max_turns_per_hand=5, scoring=scoring)
     result = run_match(config, 1, [always_draw] * 3)
     assert result.reason is MatchEnd.MAX_HANDS
     assert all(h.reason is not HandEnd.PLAYED_OUT for h in result.hands)

@@ -1,10 +1,13 @@
 """RULINGS 19-20: calling UNO, the catch window, the penalty."""
 
+import pytest
+
 from server.rules import (
     CATCH,
     DRAW,
     PASS,
     Phase,
+    WrongDecisionError,
     canonical,
     legal_actions,
     parse_card,
@@ -107,3 +110,12 @@ def test_a_caught_player_can_call_again_next_time() -> None:
     play(hand, play_card(parse_card("red_5"), uno=True))
     assert events_of(hand, Played)[-1].uno
     assert hand.phase is Phase.TURN and hand.to_move == 1
+
+
+def test_a_false_catch_is_refused_and_costs_nothing() -> None:
+    hand = deal(*THREE, first="red_9", dealer=2)
+    play(hand, play_card(parse_card("red_1"), uno=True))  # called: nobody is catchable
+    events = list(hand.events)
+    with pytest.raises(WrongDecisionError):
+        play(hand, CATCH)
+    assert hand.events == events
