@@ -20,7 +20,7 @@ import random
 from collections.abc import Sequence
 
 from server.rules.action import Action, ActionKind
-from server.rules.card import DECK_SIZE, Card, Colour, Rank, standard_deck
+from server.rules.card import DECK_SIZE, FACES, Card, Colour, Rank, standard_deck
 from server.rules.config import FirstWildChooser, FirstWildDrawFour, RulesConfig, Scoring
 from server.rules.dealer import draw_for_dealer
 from server.rules.event import (
@@ -93,6 +93,7 @@ class Hand:
         "to_move",
         "turn_seat",
         "turns",
+        "max_turns",
         "wild_draw_four_guilty",
         "wild_draw_four_seat",
     )
@@ -116,6 +117,7 @@ class Hand:
         self.wild_draw_four_seat: Seat = -1  # who played the Wild Draw Four being decided
         self.wild_draw_four_guilty = False
         self.turns = 0
+        self.max_turns = config.max_turns_per_hand
         self.stalled_turns = 0  # turns in a row begun with nothing left to draw (RULINGS 24)
         self.shown: list[tuple[Seat, Seat, tuple[Card, ...]]] = []  # (to, whose, cards)
         self.events = events
@@ -280,7 +282,7 @@ def _begin_turn(hand: Hand, seat: Seat) -> None:
         return
     else:
         hand.stalled_turns += 1
-    if hand.turns >= hand.config.max_turns_per_hand:
+    if hand.turns >= hand.max_turns:
         _end(hand, HandEnd.MAX_TURNS, None)
         return
     hand.turns += 1
@@ -341,6 +343,9 @@ def _open_catch_window(hand: Hand, seat: Seat, card: Card) -> None:
 
 def _resolve(hand: Hand, seat: Seat, card: Card) -> None:
     """The effect of `card`, just played by `seat` (RULINGS 14, 15)."""
+    if card in _NO_EFFECT:  # the common case, kept short
+        _begin_turn(hand, (seat + hand.direction) % hand.players)
+        return
     rank = card.rank
     if rank is Rank.REVERSE:
         hand.direction = -hand.direction
@@ -394,13 +399,13 @@ def _apply_draw(hand: Hand, action: Action) -> None:
         hand.phase = Phase.DRAWN
         hand.drawn = drawn[-1]
     else:
-        _begin_turn(hand, hand.next_seat(seat))
+        _begin_turn(hand, (seat + hand.direction) % hand.players)
 
 
 def _apply_keep(hand: Hand, action: Action) -> None:
     hand.events.append(Kept(hand.to_move))
     hand.drawn = None
-    _begin_turn(hand, hand.next_seat(hand.to_move))
+    _begin_turn(hand, (hand.to_move + hand.direction) % hand.players)
 
 
 def _apply_catch(hand: Hand, action: Action) -> None:
@@ -457,6 +462,8 @@ def _apply_choose_colour(hand: Hand, action: Action) -> None:
     hand.events.append(ColourChosen(hand.to_move, action.colour))
     _effect_on(hand, hand.next_seat(hand.dealer), hand.top)
 
+
+_NO_EFFECT = frozenset(face for face in FACES if face.rank.is_number or face.rank is Rank.WILD)
 
 _HANDLERS = {
     ActionKind.PLAY: _apply_play,
