@@ -83,6 +83,7 @@ class Hand:
         "drawn",
         "events",
         "first_event",
+        "max_turns",
         "pending",
         "phase",
         "players",
@@ -93,7 +94,6 @@ class Hand:
         "to_move",
         "turn_seat",
         "turns",
-        "max_turns",
         "wild_draw_four_guilty",
         "wild_draw_four_seat",
     )
