@@ -1,0 +1,165 @@
+"""Translation between the rules core's values and the `uno_arena.v1` messages.
+
+The wire model is not the internal state: only what the receiver may see is
+encoded (callers pass events already filtered with `seen_by`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from typing import Any
+
+from uno_arena.v1 import game_pb2 as pb
+
+from server.rules import (
+    ACTIONS,
+    Action,
+    Card,
+    Observation,
+    RulesConfig,
+)
+from server.rules.event import Event, HandEnded
+
+_PROTO_ENUM_FOR: dict[str, Any] = {
+    "Colour": pb.Colour,
+    "Rank": pb.Rank,
+    "ActionKind": pb.ActionKind,
+    "Phase": pb.Phase,
+    "HandEnd": pb.HandEnd,
+    "MatchEnd": pb.MatchEnd,
+    "ShuffleReason": pb.ShuffleReason,
+}
+
+
+def _upper_snake(name: str) -> str:
+    return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(name)).upper()
+
+
+def enum_number(value: enum.Enum) -> int:
+    """Rules enum member -> proto enum number, by name: `Colour.RED` -> `COLOUR_RED`."""
+    proto_enum = _PROTO_ENUM_FOR[type(value).__name__]
+    prefix = _upper_snake(type(value).__name__)
+    return int(proto_enum.Value(f"{prefix}_{str(value.value).upper()}"))
+
+
+def card(value: Card) -> pb.Card:
+    colour = enum_number(value.colour) if value.colour is not None else 0
+    return pb.Card(colour=colour, rank=enum_number(value.rank), index=value.index)
+
+
+def cards(values: tuple[Card, ...] | list[Card]) -> list[pb.Card]:
+    return [card(c) for c in values]
+
+
+def action(value: Action) -> pb.Action:
+    message = pb.Action(id=value.id, kind=enum_number(value.kind), uno=value.uno, text=str(value))
+    if value.card is not None:
+        message.card.CopyFrom(card(value.card))
+    if value.colour is not None:
+        message.colour = enum_number(value.colour)
+    return message
+
+
+_ACTION_MESSAGES: tuple[pb.Action, ...] = tuple(action(a) for a in ACTIONS)
+
+
+def action_message(value: Action) -> pb.Action:
+    """The (shared, read-only) message of an action."""
+    return _ACTION_MESSAGES[value.id]
+
+
+def observation(value: Observation) -> pb.Observation:
+    message = pb.Observation(
+        seat=value.seat,
+        players=value.players,
+        phase=enum_number(value.phase),
+        to_move=max(value.to_move, 0),
+        turn_seat=value.turn_seat,
+        dealer=value.dealer,
+        direction=value.direction,
+        cards=cards(value.cards),
+        top=card(value.top),
+        colour=enum_number(value.colour) if value.colour is not None else 0,
+        discards=cards(value.discards),
+        hand_sizes=list(value.hand_sizes),
+        draw_pile_size=value.draw_pile_size,
+        turn=value.turn,
+        scores=list(value.scores),
+        target_score=value.target_score,
+        hand_number=value.hand_number,
+    )
+    if value.drawn is not None:
+        message.drawn.CopyFrom(card(value.drawn))
+    for seat, shown in value.shown:
+        message.shown.add(seat=seat, cards=cards(shown))
+    return message
+
+
+def event(value: Event) -> pb.Event:
+    """Encode one event (already filtered for its receiver) field by field, by name."""
+    name = type(value).__name__
+    field = _upper_snake(name).lower()
+    message = pb.Event()
+    inner = getattr(message, field)
+    inner.SetInParent()
+    for f in dataclasses.fields(value):
+        _set(inner, f.name, getattr(value, f.name))
+    return message
+
+
+def _set(message: Any, name: str, value: Any) -> None:
+    if value is None:
+        if name == "cards":
+            message.hidden = True
+        return
+    if isinstance(value, Card):
+        getattr(message, name).CopyFrom(card(value))
+    elif isinstance(value, enum.Enum):
+        setattr(message, name, enum_number(value))
+    elif isinstance(value, tuple):
+        getattr(message, name).extend(card(v) if isinstance(v, Card) else v for v in value)
+    else:
+        setattr(message, name, value)
+
+
+def hand_ended(value: HandEnded) -> pb.HandEnded:
+    return event(value).hand_ended
+
+
+def rules(config: RulesConfig) -> pb.RulesConfig:
+    known = pb.RulesConfig.DESCRIPTOR.fields_by_name
+    values = {k: v for k, v in config.to_dict().items() if k in known}
+    return pb.RulesConfig(**values)
+
+
+def rules_from(message: pb.RulesConfig, players: int) -> RulesConfig:
+    """Decode; unset fields keep their defaults. Raises `ConfigError` naming the field."""
+    values: dict[str, Any] = {}
+    for descriptor, value in message.ListFields():
+        values[descriptor.name] = value
+    values["players"] = players
+    return RulesConfig.from_dict(values)
+
+
+def match_result(
+    match_id: str,
+    reason: int,
+    winners: tuple[int, ...],
+    totals: tuple[int, ...] | list[int],
+    hands: list[HandEnded] | tuple[HandEnded, ...],
+    bots: list[str],
+    forfeited: list[int],
+    faults: list[int],
+) -> pb.MatchResult:
+    """`reason` is a proto `MatchEnd` number (the server adds FORFEIT and ABORTED)."""
+    return pb.MatchResult(
+        match_id=match_id,
+        reason=reason,
+        winners=list(winners),
+        totals=list(totals),
+        hands=[hand_ended(h) for h in hands],
+        forfeited=forfeited,
+        faults=faults,
+        bots=bots,
+    )

@@ -1,0 +1,113 @@
+"""A minimal real gRPC bot for tests (the SDK is not used here): a reader thread and a policy."""
+
+from __future__ import annotations
+
+import queue
+import random
+import threading
+from collections.abc import Callable
+
+import grpc
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
+
+Policy = Callable[[bot_pb2.DecisionRequest], "int | None"]
+
+
+def eager(rng: random.Random) -> Policy:
+    """Uniform over the plays when there is one, else over all legal actions."""
+
+    def choose(request: bot_pb2.DecisionRequest) -> int:
+        ids = [a.id for a in request.legal_actions]
+        plays = [a.id for a in request.legal_actions if a.HasField("card")]
+        return rng.choice(plays or ids)
+
+    return choose
+
+
+class TestBot:
+    """Connects, answers decision requests with `policy` (None = stay silent), records everything."""
+
+    __test__ = False  # not a test class
+
+    def __init__(
+        self,
+        address: str,
+        name: str,
+        token: str,
+        policy: Policy | None = None,
+        max_matches: int = 1,
+        ask_single: bool = False,
+    ) -> None:
+        self.name = name
+        self.policy = policy or eager(random.Random(name))
+        self.channel = grpc.insecure_channel(address)
+        self.outgoing: queue.Queue[bot_pb2.BotMessage | None] = queue.Queue()
+        self.received: list[bot_pb2.ServerMessage] = []
+        self.error: grpc.RpcError | None = None
+        self.ended = False
+        self._changed = threading.Condition()
+        hello = bot_pb2.Hello(
+            bot_name=name, token=token, max_matches=max_matches, ask_single=ask_single, client="test"
+        )
+        self.outgoing.put(bot_pb2.BotMessage(hello=hello))
+        self.call = bot_pb2_grpc.BotServiceStub(self.channel).Connect(iter(self.outgoing.get, None))
+        self.thread = threading.Thread(target=self._read, name=f"bot {name}", daemon=True)
+        self.thread.start()
+
+    def _read(self) -> None:
+        try:
+            for message in self.call:
+                with self._changed:
+                    self.received.append(message)
+                    self._changed.notify_all()
+                if message.WhichOneof("kind") == "decision_request":
+                    action_id = self.policy(message.decision_request)
+                    if action_id is not None:
+                        self.answer(message.decision_request.request_id, action_id)
+        except grpc.RpcError as error:
+            self.error = error
+        finally:
+            with self._changed:
+                self.ended = True
+                self._changed.notify_all()
+
+    def answer(self, request_id: str, action_id: int) -> None:
+        self.send(bot_pb2.BotMessage(decision=bot_pb2.Decision(request_id=request_id, action_id=action_id)))
+
+    def send(self, message: bot_pb2.BotMessage) -> None:
+        self.outgoing.put(message)
+
+    def wait_for(self, predicate: Callable[[], bool], timeout: float = 30) -> None:
+        with self._changed:
+            assert self._changed.wait_for(lambda: predicate() or self.ended, timeout), (
+                f"{self.name}: timed out"
+            )
+            assert predicate(), f"{self.name}: stream ended ({self.error}) before the condition held"
+
+    def kinds(self) -> list[str]:
+        with self._changed:
+            return [str(m.WhichOneof("kind")) for m in self.received]
+
+    def of_kind(self, kind: str) -> list[bot_pb2.ServerMessage]:
+        with self._changed:
+            return [m for m in self.received if m.WhichOneof("kind") == kind]
+
+    def welcomed(self) -> bool:
+        return "welcome" in self.kinds()
+
+    def close(self) -> None:
+        self.outgoing.put(None)
+        self.channel.close()
+        self.thread.join(10)
+
+
+def control(address: str, token: str) -> tuple[control_pb2_grpc.ControlServiceStub, list[tuple[str, str]]]:
+    channel = grpc.insecure_channel(address)
+    return control_pb2_grpc.ControlServiceStub(channel), [("authorization", f"Bearer {token}")]
+
+
+def play_match(
+    address: str, token: str, request: control_pb2.PlayMatchRequest
+) -> list[control_pb2.MatchProgress]:
+    stub, metadata = control(address, token)
+    return list(stub.PlayMatch(request, metadata=metadata, timeout=120))

@@ -1,0 +1,66 @@
+"""Whole matches through a real server on port 0, with real gRPC bots."""
+
+from __future__ import annotations
+
+import concurrent.futures
+
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+
+from server.rules import RulesConfig, replay_match
+from server.rules.action import action_from_id
+from tests.conftest import RunningServer
+from tests.server.botclient import TestBot, play_match
+
+
+def connect(server: RunningServer, *names: str, **options: object) -> list[TestBot]:
+    bots = [TestBot(server.address, name, server.register(name), **options) for name in names]  # type: ignore[arg-type]
+    for bot in bots:
+        bot.wait_for(bot.welcomed)
+    return bots
+
+
+def test_a_full_match_between_two_clients(match_server: RunningServer) -> None:
+    alice, bob = connect(match_server, "alice", "bob")
+    request = control_pb2.PlayMatchRequest(match_id="m1", bots=["alice", "bob"], seed=7)
+    progress = play_match(match_server.address, match_server.control_token, request)
+    finished = progress[-1].finished
+    assert progress[0].WhichOneof("kind") == "started"
+    result = finished.result
+    assert result.reason == pb.MATCH_END_TARGET_REACHED
+    assert max(result.totals) >= 500
+    assert list(result.bots) == ["alice", "bob"]
+    assert len([p for p in progress if p.WhichOneof("kind") == "hand"]) == len(result.hands)
+    for bot in (alice, bob):
+        bot.wait_for(lambda b=bot: bool(b.of_kind("match_finished")))
+        assert bot.of_kind("match_finished")[0].match_finished.result == result
+        assert bot.of_kind("decision_request")
+    replayed = replay_match(RulesConfig(players=2), 7, [action_from_id(a) for a in finished.actions])
+    assert replayed.result is not None and list(replayed.result.totals) == list(result.totals)
+    assert len(finished.events) == len(replayed.events)
+    for bot in (alice, bob):
+        bot.close()
+
+
+def test_matches_are_multiplexed_on_one_connection(match_server: RunningServer) -> None:
+    names = ["hub", "p1", "p2", "p3"]
+    hub, *others = connect(match_server, names[0], max_matches=3) + connect(match_server, *names[1:])
+    requests = [
+        control_pb2.PlayMatchRequest(
+            match_id=f"multi-{i}", bots=["hub", name], seed=i, rules=pb.RulesConfig(target_score=200)
+        )
+        for i, name in enumerate(names[1:])
+    ]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        results = list(
+            pool.map(lambda r: play_match(match_server.address, match_server.control_token, r)[-1], requests)
+        )
+    assert all(r.finished.result.reason == pb.MATCH_END_TARGET_REACHED for r in results)
+    match_ids = {m.decision_request.match_id for m in hub.of_kind("decision_request")}
+    assert match_ids == {"multi-0", "multi-1", "multi-2"}
+    for bot in others:  # each opponent only ever saw its own match
+        assert {m.decision_request.match_id for m in bot.of_kind("decision_request")} <= {
+            r.match_id for r in requests if bot.name in r.bots
+        }
+    for bot in [hub, *others]:
+        bot.close()
