@@ -1,0 +1,117 @@
+"""Authentication, refusals, garbage, replacement, discovery: the server stays up and says why."""
+
+from __future__ import annotations
+
+import grpc
+import pytest
+from grpc_health.v1 import health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
+from uno_arena.v1 import game_pb2 as pb
+
+from tests.conftest import RunningServer
+from tests.server.botclient import TestBot, control, play_match
+
+
+def refused(bot: TestBot) -> grpc.StatusCode:
+    bot.wait_for(lambda: bot.ended)
+    assert bot.error is not None
+    code: grpc.StatusCode = bot.error.code()
+    bot.close()
+    return code
+
+
+def test_wrong_or_missing_token_is_unauthenticated(match_server: RunningServer) -> None:
+    match_server.register("known")
+    assert refused(TestBot(match_server.address, "known", "not-the-token")) == grpc.StatusCode.UNAUTHENTICATED
+    assert refused(TestBot(match_server.address, "known", "")) == grpc.StatusCode.UNAUTHENTICATED
+    assert refused(TestBot(match_server.address, "stranger", "x")) == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_first_message_must_be_hello(match_server: RunningServer) -> None:
+    channel = grpc.insecure_channel(match_server.address)
+    stub = bot_pb2_grpc.BotServiceStub(channel)
+    decision = bot_pb2.BotMessage(decision=bot_pb2.Decision(request_id="x", action_id=1))
+    with pytest.raises(grpc.RpcError) as error:
+        list(stub.Connect(iter([decision]), timeout=10))
+    assert error.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    channel.close()
+
+
+def test_a_bot_token_cannot_use_the_control_service(match_server: RunningServer) -> None:
+    token = match_server.register("sneaky")
+    stub, _ = control(match_server.address, match_server.control_token)
+    for credential in (token, "", "garbage"):
+        with pytest.raises(grpc.RpcError) as error:
+            stub.ListBots(control_pb2.ListBotsRequest(), metadata=[("authorization", f"Bearer {credential}")])
+        assert error.value.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+def test_garbage_bytes_do_not_hurt_the_server(match_server: RunningServer) -> None:
+    channel = grpc.insecure_channel(match_server.address)
+    raw = channel.stream_stream(
+        "/uno_arena.v1.BotService/Connect", request_serializer=lambda b: b, response_deserializer=lambda b: b
+    )
+    with pytest.raises(grpc.RpcError):
+        list(raw(iter([b"\xff\xfe\xfd garbage \x00\x01"]), timeout=10))
+    channel.close()
+    bot = TestBot(match_server.address, "after", match_server.register("after"))
+    bot.wait_for(bot.welcomed)
+    bot.close()
+
+
+def test_a_second_connection_replaces_the_first(match_server: RunningServer) -> None:
+    token = match_server.register("twice")
+    first = TestBot(match_server.address, "twice", token)
+    first.wait_for(first.welcomed)
+    second = TestBot(match_server.address, "twice", token)
+    second.wait_for(second.welcomed)
+    assert refused(first) == grpc.StatusCode.ABORTED
+    stub, metadata = control(match_server.address, match_server.control_token)
+    listed = stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots
+    assert [(b.name, b.client) for b in listed] == [("twice", "test")]
+    second.close()
+
+
+def test_play_match_refuses_bad_requests_clearly(match_server: RunningServer) -> None:
+    bot = TestBot(match_server.address, "only", match_server.register("only"))
+    bot.wait_for(bot.welcomed)
+    cases = [
+        (
+            control_pb2.PlayMatchRequest(match_id="", bots=["only", "x"]),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "match_id",
+        ),
+        (control_pb2.PlayMatchRequest(match_id="a", bots=["only"]), grpc.StatusCode.INVALID_ARGUMENT, "bots"),
+        (
+            control_pb2.PlayMatchRequest(
+                match_id="b", bots=["only", "ghost"], rules=pb.RulesConfig(scoring="most")
+            ),
+            grpc.StatusCode.INVALID_ARGUMENT,
+            "rules.scoring",
+        ),
+        (
+            control_pb2.PlayMatchRequest(match_id="c", bots=["only", "ghost"], wait_for_bots_ms=200),
+            grpc.StatusCode.FAILED_PRECONDITION,
+            "bot 'ghost' is not connected",
+        ),
+    ]
+    for request, code, words in cases:
+        with pytest.raises(grpc.RpcError) as error:
+            play_match(match_server.address, match_server.control_token, request)
+        assert error.value.code() == code
+        assert words in (error.value.details() or "")
+    bot.close()
+
+
+def test_health_and_reflection(match_server: RunningServer) -> None:
+    channel = grpc.insecure_channel(match_server.address)
+    health = health_pb2_grpc.HealthStub(channel)
+    for service in ("", "uno_arena.v1.BotService", "uno_arena.v1.ControlService"):
+        status = health.Check(health_pb2.HealthCheckRequest(service=service), timeout=5).status
+        assert status == health_pb2.HealthCheckResponse.SERVING
+    stub = reflection_pb2_grpc.ServerReflectionStub(channel)
+    answer = next(stub.ServerReflectionInfo(iter([reflection_pb2.ServerReflectionRequest(list_services="")])))
+    names = {s.name for s in answer.list_services_response.service}
+    assert {"uno_arena.v1.BotService", "uno_arena.v1.ControlService", "grpc.health.v1.Health"} <= names
+    channel.close()

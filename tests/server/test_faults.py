@@ -1,0 +1,180 @@
+"""Every bot fault, one by one: the match still finishes and the fault is recorded."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import random
+import threading
+
+import grpc
+import pytest
+from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import game_pb2 as pb
+
+from tests.conftest import RunningServer
+from tests.server.botclient import Policy, TestBot, eager, play_match
+
+FAST = {"decision_timeout_ms": 300, "disconnect_grace_ms": 1500}
+
+
+def once_then_eager(misbehave: Policy, at: int = 3) -> Policy:
+    """Eager play, except that the `at`-th decision request is answered by `misbehave`."""
+    fallback = eager(random.Random(1))
+    seen = [0]
+
+    def choose(request: bot_pb2.DecisionRequest) -> int | None:
+        seen[0] += 1
+        return misbehave(request) if seen[0] == at else fallback(request)
+
+    return choose
+
+
+def match_with(
+    server: RunningServer, policy: Policy, match_id: str, **request: object
+) -> control_pb2.FinishedMatch:
+    good = TestBot(server.address, "good", server.register("good"))
+    bad = TestBot(server.address, "bad", server.register("bad"), policy=policy)
+    for bot in (good, bad):
+        bot.wait_for(bot.welcomed)
+    fields = {"rules": pb.RulesConfig(target_score=150), **FAST, **request}
+    progress = play_match(
+        server.address,
+        server.control_token,
+        control_pb2.PlayMatchRequest(match_id=match_id, bots=["good", "bad"], seed=3, **fields),  # type: ignore[arg-type]
+    )
+    good.close()
+    bad.close()
+    return progress[-1].finished
+
+
+def not_legal(request: bot_pb2.DecisionRequest) -> int:
+    legal = {a.id for a in request.legal_actions}
+    return next(i for i in range(130) if i not in legal)
+
+
+@pytest.mark.parametrize(
+    ("misbehave", "kind"),
+    [
+        (lambda r: None, pb.FAULT_KIND_TIMEOUT),
+        (not_legal, pb.FAULT_KIND_ILLEGAL),
+        (lambda r: 4096, pb.FAULT_KIND_INVALID),
+    ],
+    ids=["timeout", "illegal", "invalid"],
+)
+def test_one_fault_is_recorded_and_the_match_finishes(
+    match_server: RunningServer, misbehave: Policy, kind: int
+) -> None:
+    finished = match_with(match_server, once_then_eager(misbehave), f"fault-{kind}")
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert [(f.seat, f.kind, f.strikes, f.forfeited) for f in finished.faults] == [(1, kind, 1, False)]
+    assert finished.faults[0].applied.kind in (pb.ACTION_KIND_DRAW, pb.ACTION_KIND_KEEP, pb.ACTION_KIND_ACCEPT,
+                                               pb.ACTION_KIND_PASS, pb.ACTION_KIND_CHOOSE_COLOUR)  # fmt: skip
+    assert list(finished.result.faults) == [0, 1]
+
+
+def test_an_unknown_request_id_is_invalid(match_server: RunningServer) -> None:
+    bot_box: list[TestBot] = []
+
+    def wrong_id(request: bot_pb2.DecisionRequest) -> None:
+        bot_box[0].answer(request.request_id + "-nope", request.legal_actions[0].id)
+        return None
+
+    good = TestBot(match_server.address, "good", match_server.register("good"))
+    bad = TestBot(match_server.address, "bad", match_server.register("bad"), policy=once_then_eager(wrong_id))
+    bot_box.append(bad)
+    for bot in (good, bad):
+        bot.wait_for(bot.welcomed)
+    request = control_pb2.PlayMatchRequest(match_id="unknown-id", bots=["good", "bad"], seed=3,
+                                           rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
+    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert [(f.kind, f.detail) for f in finished.faults] == [
+        (pb.FAULT_KIND_INVALID, "answered an unknown request id")
+    ]
+    good.close()
+    bad.close()
+
+
+def test_strikes_make_a_seat_forfeit(match_server: RunningServer) -> None:
+    finished = match_with(match_server, lambda r: None, "silent", max_strikes=3)
+    assert finished.result.reason == pb.MATCH_END_FORFEIT
+    assert list(finished.result.forfeited) == [1]
+    assert list(finished.result.winners) == [0]
+    assert [f.strikes for f in finished.faults] == [1, 2, 3]
+    assert finished.faults[-1].forfeited
+
+
+def test_an_oversized_message_ends_the_stream_and_counts_as_disconnect(match_server: RunningServer) -> None:
+    bot_box: list[TestBot] = []
+
+    def oversized(request: bot_pb2.DecisionRequest) -> None:
+        bot_box[0].answer("x" * (5 * 1024 * 1024), request.legal_actions[0].id)
+        return None
+
+    good = TestBot(match_server.address, "good", match_server.register("good"))
+    bad = TestBot(
+        match_server.address, "bad", match_server.register("bad"), policy=once_then_eager(oversized)
+    )
+    bot_box.append(bad)
+    for bot in (good, bad):
+        bot.wait_for(bot.welcomed)
+    request = control_pb2.PlayMatchRequest(match_id="big", bots=["good", "bad"], seed=3,
+                                           rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
+    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    assert finished.faults[0].kind == pb.FAULT_KIND_DISCONNECTED
+    assert finished.result.reason == pb.MATCH_END_FORFEIT  # it never came back within the grace period
+    assert list(finished.result.winners) == [0]
+    bad.wait_for(lambda: bad.ended)
+    assert bad.error is not None and bad.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    good.close()
+
+
+def test_a_disconnected_bot_that_comes_back_in_time_plays_on(match_server: RunningServer) -> None:
+    token = match_server.register("flaky")
+    good = TestBot(match_server.address, "good", match_server.register("good"))
+    hang_up = threading.Event()
+
+    def leave(request: bot_pb2.DecisionRequest) -> None:
+        hang_up.set()
+        return None
+
+    flaky = TestBot(match_server.address, "flaky", token, policy=once_then_eager(leave, at=2))
+    for bot in (good, flaky):
+        bot.wait_for(bot.welcomed)
+    request = control_pb2.PlayMatchRequest(match_id="comeback", bots=["good", "flaky"], seed=5,
+                                           rules=pb.RulesConfig(target_score=150), decision_timeout_ms=5000,
+                                           disconnect_grace_ms=10_000)  # fmt: skip
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(play_match, match_server.address, match_server.control_token, request)
+        assert hang_up.wait(30)
+        flaky.close()
+        back = TestBot(match_server.address, "flaky", token)
+        finished = future.result(60)[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert [f.kind for f in finished.faults] == [pb.FAULT_KIND_DISCONNECTED]
+    assert back.of_kind("match_started")[0].match_started.match_id == "comeback"  # told again on return
+    assert back.of_kind("match_finished")
+    good.close()
+    back.close()
+
+
+def test_faults_in_one_match_leave_the_others_alone(match_server: RunningServer) -> None:
+    bots = {name: TestBot(match_server.address, name, match_server.register(name)) for name in ("a", "b")}
+    bots["mute"] = TestBot(match_server.address, "mute", match_server.register("mute"), policy=lambda r: None)
+    bots["c"] = TestBot(match_server.address, "c", match_server.register("c"))
+    for bot in bots.values():
+        bot.wait_for(bot.welcomed)
+    requests = [
+        control_pb2.PlayMatchRequest(
+            match_id="calm", bots=["a", "b"], seed=1, rules=pb.RulesConfig(target_score=150)
+        ),
+        control_pb2.PlayMatchRequest(match_id="noisy", bots=["mute", "c"], seed=2, max_strikes=2, **FAST),
+    ]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        calm, noisy = pool.map(
+            lambda r: play_match(match_server.address, match_server.control_token, r)[-1], requests
+        )
+    assert calm.finished.result.reason == pb.MATCH_END_TARGET_REACHED and not calm.finished.faults
+    assert noisy.finished.result.reason == pb.MATCH_END_FORFEIT
+    for bot in bots.values():
+        bot.close()
