@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from cli.rules_commands import rules
+from cli.server_commands import bot, control_token, server_command
 
 
 def _version() -> str:
@@ -26,7 +27,8 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-cli.add_command(rules)
+for command in (rules, server_command, bot, control_token):
+    cli.add_command(command)
 
 
 def main() -> None:

@@ -46,14 +46,14 @@ def register_bot(client: redis.Redis, prefix: str, name: str, *, replace: bool =
     """Create (or with `replace`, re-key) a bot; return its token, which is not stored."""
     check_name(name)
     token = secrets.token_urlsafe(32)
-    fields = {"token_sha256": _digest(token), "created": str(int(time.time()))}
+    digest, created = _digest(token), str(int(time.time()))
     key = bot_key(prefix, name)
     if replace:
-        client.hset(key, mapping=fields)
-    elif not client.hsetnx(key, "token_sha256", fields["token_sha256"]):
-        raise IdentityError(f"bot {name!r} is already registered (use --replace to issue a new token)")
+        client.hset(key, mapping={"token_sha256": digest, "created": created})
+    elif not client.hsetnx(key, "token_sha256", digest):
+        raise IdentityError(f"bot {name!r} is already registered (--replace issues a new token)")
     else:
-        client.hset(key, "created", fields["created"])
+        client.hset(key, "created", created)
     return token
 
 

@@ -187,7 +187,7 @@ class MatchHost:
         fault = pb.Fault(
             match_id=self.spec.match_id,
             seat=seat,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             detail=detail,
             applied=wire.action_message(applied),
             strikes=self.strikes[seat],

@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "uno-arena"
 
 
-class BotServicer(bot_pb2_grpc.BotServiceServicer):
+class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
 
@@ -109,7 +109,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):
         connection.send(bot_pb2.ServerMessage(fault=fault))
 
 
-class ControlServicer(control_pb2_grpc.ControlServiceServicer):
+class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
 
@@ -214,6 +214,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):
         host = self.arena.running.get(request.match_id)
         if host is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no running match {request.match_id!r}")
+            return
         queue: asyncio.Queue[control_pb2.SpectatorEvent | None] = asyncio.Queue()
         so_far = [wire.event(public(e)) for e in host.match.events[: host.published]]
         host.spectators.append(queue)

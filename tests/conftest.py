@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, replace
+from typing import Any
 
 import pytest
 import redis
@@ -52,9 +54,9 @@ class RunningServer:
     def register(self, name: str) -> str:
         return identity.register_bot(self.redis, self.prefix, name)
 
-    def call(self, coroutine: object, timeout: float = 30) -> object:
-        """Run a coroutine on the server's loop (e.g. to inspect the arena)."""
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)  # type: ignore[arg-type]
+    def call_soon(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
+        """Schedule a coroutine on the server's loop (e.g. to drain the arena)."""
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
 
 
 def start_server(

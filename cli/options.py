@@ -1,0 +1,29 @@
+"""Options shared by several commands: where Redis is and the key prefix."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+
+redis_url = click.option(
+    "--redis-url",
+    envvar="UNO_ARENA_REDIS_URL",
+    default=DEFAULT_REDIS_URL,
+    show_default=True,
+    help="Redis holding bot identities (env UNO_ARENA_REDIS_URL).",
+)
+key_prefix = click.option(
+    "--key-prefix",
+    envvar="UNO_ARENA_KEY_PREFIX",
+    default="uno-arena",
+    show_default=True,
+    help="Namespace of every Redis key (env UNO_ARENA_KEY_PREFIX).",
+)
+
+
+def with_redis(command: Callable[..., Any]) -> Callable[..., Any]:
+    return redis_url(key_prefix(command))
