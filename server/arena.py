@@ -28,7 +28,7 @@ class Arena:
         self.redis = redis
         self.gateway = Gateway()
         self.running: dict[str, MatchHost] = {}
-        self.finished: OrderedDict[str, control_pb2.FinishedMatch] = OrderedDict()
+        self.finished: OrderedDict[str, list[control_pb2.MatchProgress]] = OrderedDict()  # id -> ending
         self.draining = False
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -52,8 +52,8 @@ class Arena:
         finally:
             await self.gateway.release(host.spec.bots)
             self.running.pop(host.spec.match_id, None)
-            if host.finished is not None:
-                self.finished[host.spec.match_id] = host.finished
+            if host.ending is not None:
+                self.finished[host.spec.match_id] = host.ending
                 while len(self.finished) > self.settings.finished_matches_kept:
                     self.finished.popitem(last=False)
 

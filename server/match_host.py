@@ -40,12 +40,25 @@ from server.rules import (
     public,
     seen_by,
 )
-from server.rules.event import HandEnded
+from server.rules.event import Event, HandEnded
 
 log = logging.getLogger(__name__)
 
 UNKNOWN_REQUEST = -2  # answer() sentinel: the bot answered a request id we never sent
 _DEFAULTS = (DRAW, KEEP, ACCEPT, PASS)
+
+
+LOG_CHUNK_EVENTS = 2000  # events per `log` message: well under the 4 MiB message limit
+
+
+def log_chunks(events: list[Event]) -> list[control_pb2.MatchProgress]:
+    """The complete log as `log` progress messages, in order."""
+    return [
+        control_pb2.MatchProgress(
+            log=control_pb2.EventLogChunk(events=[wire.event(e) for e in events[i : i + LOG_CHUNK_EVENTS]])
+        )
+        for i in range(0, len(events), LOG_CHUNK_EVENTS)
+    ]
 
 
 def default_action(legal: list[Action]) -> Action:
@@ -75,7 +88,7 @@ class MatchHost:
     gateway: Gateway
     subscribers: list[asyncio.Queue[control_pb2.MatchProgress | None]] = field(default_factory=list)
     spectators: list[asyncio.Queue[control_pb2.SpectatorEvent | None]] = field(default_factory=list)
-    finished: control_pb2.FinishedMatch | None = None
+    ending: list[control_pb2.MatchProgress] | None = None  # log chunks, then `finished`
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -296,9 +309,9 @@ class MatchHost:
             self.spec.match_id, code, winners, totals, match.hand_results, list(self.spec.bots),
             sorted(self.forfeited), faults_by_seat,
         )  # fmt: skip
-        self.finished = control_pb2.FinishedMatch(
+        finished = control_pb2.FinishedMatch(
             result=result,
-            events=[wire.event(e) for e in match.events],
+            event_count=len(match.events),
             actions=[a.id for a in match.actions],
             seed=self.spec.seed,
             rules=wire.rules(self.spec.config),
@@ -307,7 +320,9 @@ class MatchHost:
         for seat in range(players):
             self._deliver(seat)
             self._tell(seat, bot_pb2.ServerMessage(match_finished=bot_pb2.MatchFinished(result=result)))
-        self._progress(control_pb2.MatchProgress(finished=self.finished))
+        self.ending = [*log_chunks(match.events), control_pb2.MatchProgress(finished=finished)]
+        for message in self.ending:
+            self._progress(message)
         for queue in self.subscribers:
             queue.put_nowait(None)
         for spectator in self.spectators:

@@ -128,7 +128,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         await self._authorise(context)
         arena = self.arena
         if request.match_id in arena.finished:
-            yield control_pb2.MatchProgress(finished=arena.finished[request.match_id])
+            for message in arena.finished[request.match_id]:
+                yield message
             return
         host = arena.running.get(request.match_id)
         if host is None:
@@ -146,7 +147,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             else:
                 host = arena.start(spec)
         if host is None:
-            yield control_pb2.MatchProgress(finished=arena.finished[request.match_id])
+            for message in arena.finished[request.match_id]:
+                yield message
             return
         queue: asyncio.Queue[control_pb2.MatchProgress | None] = asyncio.Queue()
         host.subscribers.append(queue)

@@ -17,6 +17,6 @@ class ServerSettings:
     wait_for_bots_ms: int = 30_000  # PlayMatch waits this long for bots to be connected and free
     hello_timeout_ms: int = 10_000  # a new stream must say Hello within this
     keepalive_ms: int = 2_000  # HTTP/2 pings to every bot; a dead one is noticed in ~2x this
-    finished_matches_kept: int = 1000  # results kept in memory for retried PlayMatch calls
+    finished_matches_kept: int = 100  # results (with logs) kept in memory for retried PlayMatch calls
     drain_timeout_ms: int = 300_000  # on shutdown, how long running matches may take to finish
     key_prefix: str = "uno-arena"  # Redis key namespace

@@ -7,6 +7,7 @@ import concurrent.futures
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
+from server import wire
 from server.rules import RulesConfig, replay_match
 from server.rules.action import action_from_id
 from tests.conftest import RunningServer
@@ -37,7 +38,11 @@ def test_a_full_match_between_two_clients(match_server: RunningServer) -> None:
         assert bot.of_kind("decision_request")
     replayed = replay_match(RulesConfig(players=2), 7, [action_from_id(a) for a in finished.actions])
     assert replayed.result is not None and list(replayed.result.totals) == list(result.totals)
-    assert len(finished.events) == len(replayed.events)
+    log = [event for p in progress if p.WhichOneof("kind") == "log" for event in p.log.events]
+    assert len(log) == finished.event_count == len(replayed.events)
+    assert log == [wire.event(e) for e in replayed.events]  # the complete log, private cards included
+    again = play_match(match_server.address, match_server.control_token, request)  # a retry: not played twice
+    assert again == [p for p in progress if p.WhichOneof("kind") in ("log", "finished")]
     for bot in (alice, bob):
         bot.close()
 

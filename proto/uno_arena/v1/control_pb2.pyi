@@ -28,16 +28,24 @@ class PlayMatchRequest(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[_game_pb2.RulesConfig, _Mapping]] = ..., seed: _Optional[int] = ..., decision_timeout_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ..., disconnect_grace_ms: _Optional[int] = ..., wait_for_bots_ms: _Optional[int] = ...) -> None: ...
 
 class MatchProgress(_message.Message):
-    __slots__ = ("started", "hand", "fault", "finished")
+    __slots__ = ("started", "hand", "fault", "log", "finished")
     STARTED_FIELD_NUMBER: _ClassVar[int]
     HAND_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
+    LOG_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
     started: MatchStartedInfo
     hand: _game_pb2.HandEnded
     fault: _game_pb2.Fault
+    log: EventLogChunk
     finished: FinishedMatch
-    def __init__(self, started: _Optional[_Union[MatchStartedInfo, _Mapping]] = ..., hand: _Optional[_Union[_game_pb2.HandEnded, _Mapping]] = ..., fault: _Optional[_Union[_game_pb2.Fault, _Mapping]] = ..., finished: _Optional[_Union[FinishedMatch, _Mapping]] = ...) -> None: ...
+    def __init__(self, started: _Optional[_Union[MatchStartedInfo, _Mapping]] = ..., hand: _Optional[_Union[_game_pb2.HandEnded, _Mapping]] = ..., fault: _Optional[_Union[_game_pb2.Fault, _Mapping]] = ..., log: _Optional[_Union[EventLogChunk, _Mapping]] = ..., finished: _Optional[_Union[FinishedMatch, _Mapping]] = ...) -> None: ...
+
+class EventLogChunk(_message.Message):
+    __slots__ = ("events",)
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
+    def __init__(self, events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class MatchStartedInfo(_message.Message):
     __slots__ = ("match_id", "bots", "rules")
@@ -50,20 +58,20 @@ class MatchStartedInfo(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., bots: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[_game_pb2.RulesConfig, _Mapping]] = ...) -> None: ...
 
 class FinishedMatch(_message.Message):
-    __slots__ = ("result", "events", "actions", "seed", "rules", "faults")
+    __slots__ = ("result", "event_count", "actions", "seed", "rules", "faults")
     RESULT_FIELD_NUMBER: _ClassVar[int]
-    EVENTS_FIELD_NUMBER: _ClassVar[int]
+    EVENT_COUNT_FIELD_NUMBER: _ClassVar[int]
     ACTIONS_FIELD_NUMBER: _ClassVar[int]
     SEED_FIELD_NUMBER: _ClassVar[int]
     RULES_FIELD_NUMBER: _ClassVar[int]
     FAULTS_FIELD_NUMBER: _ClassVar[int]
     result: _game_pb2.MatchResult
-    events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
+    event_count: int
     actions: _containers.RepeatedScalarFieldContainer[int]
     seed: int
     rules: _game_pb2.RulesConfig
     faults: _containers.RepeatedCompositeFieldContainer[_game_pb2.Fault]
-    def __init__(self, result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ..., actions: _Optional[_Iterable[int]] = ..., seed: _Optional[int] = ..., rules: _Optional[_Union[_game_pb2.RulesConfig, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[_game_pb2.Fault, _Mapping]]] = ...) -> None: ...
+    def __init__(self, result: _Optional[_Union[_game_pb2.MatchResult, _Mapping]] = ..., event_count: _Optional[int] = ..., actions: _Optional[_Iterable[int]] = ..., seed: _Optional[int] = ..., rules: _Optional[_Union[_game_pb2.RulesConfig, _Mapping]] = ..., faults: _Optional[_Iterable[_Union[_game_pb2.Fault, _Mapping]]] = ...) -> None: ...
 
 class ListBotsRequest(_message.Message):
     __slots__ = ()

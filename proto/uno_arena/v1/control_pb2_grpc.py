@@ -55,8 +55,9 @@ class ControlServiceServicer:
     """Missing associated documentation comment in .proto file."""
 
     def PlayMatch(self, request, context):
-        """Play one match between connected bots and stream its progress; the last
-        message carries the result and the full event log.
+        """Play one match between connected bots and stream its progress; the
+        complete event log follows in `log` chunks, and the last message is the
+        result.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')

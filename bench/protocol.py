@@ -1,0 +1,333 @@
+"""Protocol speed: decisions relayed by our server vs a bare gRPC ping-pong, plus idle-bot memory.
+
+Run: `python bench/protocol.py [--seconds S] [--redis-url URL] [--idle-bots N]`
+(needs a Redis; keys go under a fresh prefix and are deleted afterwards).
+
+In one run, each server in its own process, clients in this one (grpc.aio):
+(a) reference: a bare grpc.aio bidirectional stream; the server sends a
+    message the size of a typical decision request, the client answers with
+    a message the size of a Decision, over 1 stream and over 64 streams;
+(b) ours: `uno-arena server` relaying decisions to minimal bots (answer at
+    once with the first legal action) in 1 and in 64 concurrent matches.
+Latency is measured at the client as the time from sending an answer to
+receiving the next request of the same stream (raw) or match (ours): the
+server's whole turn-around, rules and encoding included.
+Then (c): resident memory of the server process with N idle connected bots.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import grpc
+import redis
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
+
+from server import identity, wire  # noqa: E402
+from server.rules import RulesConfig, apply, legal_actions, new_match, observe  # noqa: E402
+from server.rules.runner import eager_choices  # noqa: E402
+
+RAW_METHOD = "/bench.Raw/PingPong"
+
+
+def typical_request_size(samples: int = 400) -> int:
+    """Median encoded size of a DecisionRequest over random 2-player states."""
+    rng = random.Random(5)
+    sizes = []
+    match = new_match(RulesConfig(players=2), rng)
+    while len(sizes) < samples:
+        if match.result is not None:
+            match = new_match(RulesConfig(players=2), rng)
+        seat, legal = match.hand.to_move, legal_actions(match)
+        request = bot_pb2.DecisionRequest(
+            match_id="tournament-1/match-12",
+            request_id="tournament-1/match-12#123",
+            observation=wire.observation(observe(match, seat)),
+            legal_actions=[wire.action_message(a) for a in legal],
+            deadline_ms=1000,
+        )
+        sizes.append(bot_pb2.ServerMessage(decision_request=request).ByteSize())
+        apply(match, rng.choice(eager_choices(legal)))
+    return int(statistics.median(sizes))
+
+
+# --- the bare reference ---------------------------------------------------------------
+
+
+def raw_server_main(port: int, size: int) -> None:
+    """A bare bidi stream: every message in is answered by one of `size` bytes."""
+
+    async def main() -> None:
+        payload = b"x" * size
+
+        async def ping_pong(requests, context):  # type: ignore[no-untyped-def]
+            yield payload
+            async for _ in requests:
+                yield payload
+
+        handler = grpc.stream_stream_rpc_method_handler(ping_pong)
+        server = grpc.aio.server()
+        server.add_generic_rpc_handlers(
+            [grpc.method_handlers_generic_handler("bench.Raw", {"PingPong": handler})]
+        )
+        server.add_insecure_port(f"127.0.0.1:{port}")
+        await server.start()
+        await server.wait_for_termination()
+
+    asyncio.run(main())
+
+
+async def raw_client(port: int, streams: int, seconds: float, answer_size: int) -> tuple[list[float], int]:
+    channel = grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    answer = b"y" * answer_size
+    latencies: list[float] = []
+    count = 0
+    deadline = time.perf_counter() + seconds
+
+    async def one() -> None:
+        nonlocal count
+        call = channel.stream_stream(RAW_METHOD)()
+        await call.read()
+        while time.perf_counter() < deadline:
+            sent = time.perf_counter()
+            await call.write(answer)
+            await call.read()
+            latencies.append(time.perf_counter() - sent)
+            count += 1
+        await call.done_writing()
+
+    await asyncio.gather(*(one() for _ in range(streams)))
+    await channel.close()
+    return latencies, count
+
+
+# --- ours -----------------------------------------------------------------------------
+
+
+class MinimalBot:
+    """Answers every request at once (a play if it can, else the first action); records turn-around times."""
+
+    def __init__(self, address: str, name: str, token: str, max_matches: int, latencies: list[float]) -> None:
+        self.address, self.name, self.token, self.max_matches = address, name, token, max_matches
+        self.latencies = latencies
+        self.decisions = 0
+        self.last_sent: dict[str, float] = {}
+
+    async def run(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
+        channel = grpc.aio.insecure_channel(self.address)
+        call = bot_pb2_grpc.BotServiceStub(channel).Connect()
+        hello = bot_pb2.Hello(
+            bot_name=self.name, token=self.token, max_matches=self.max_matches, client="bench"
+        )
+        await call.write(bot_pb2.BotMessage(hello=hello))
+        reader = asyncio.create_task(self._read(call, ready))
+        await stop.wait()
+        await call.done_writing()
+        reader.cancel()
+        await channel.close()
+
+    async def _read(self, call, ready: asyncio.Event) -> None:  # type: ignore[no-untyped-def]
+        async for message in call:
+            kind = message.WhichOneof("kind")
+            if kind == "welcome":
+                ready.set()
+            elif kind == "decision_request":
+                request = message.decision_request
+                now = time.perf_counter()
+                sent = self.last_sent.pop(request.match_id, None)
+                if sent is not None:
+                    self.latencies.append(now - sent)
+                legal = request.legal_actions
+                choice = next((a.id for a in legal if a.HasField("card")), legal[0].id)
+                decision = bot_pb2.Decision(request_id=request.request_id, action_id=choice)
+                self.last_sent[request.match_id] = time.perf_counter()
+                await call.write(bot_pb2.BotMessage(decision=decision))
+                self.decisions += 1
+            elif kind == "match_finished":
+                self.last_sent.pop(message.match_finished.result.match_id, None)
+
+
+async def ours(
+    address: str, control_token: str, tokens: dict[str, str], matches: int, seconds: float
+) -> tuple[list[float], int, float]:
+    """(latencies, decisions, elapsed) of `matches` concurrent heads-up match slots for `seconds`."""
+    latencies: list[float] = []
+    names = [f"m{matches}-{i}-{side}" for i in range(matches) for side in ("a", "b")]
+    bots = [MinimalBot(address, n, tokens[n], 1, latencies) for n in names]
+    readies = [asyncio.Event() for _ in bots]
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(b.run(r, stop)) for b, r in zip(bots, readies, strict=True)]
+    await asyncio.gather(*(r.wait() for r in readies))
+    channel = grpc.aio.insecure_channel(address)
+    control = control_pb2_grpc.ControlServiceStub(channel)
+    metadata = (("authorization", f"Bearer {control_token}"),)
+    started = time.perf_counter()
+    deadline = started + seconds
+    counter = iter(range(10**9))
+
+    async def slot(i: int) -> None:
+        while time.perf_counter() < deadline:
+            request = control_pb2.PlayMatchRequest(
+                match_id=f"bench-{matches}-{next(counter)}", bots=[names[2 * i], names[2 * i + 1]], seed=i
+            )
+            async for _ in control.PlayMatch(request, metadata=metadata):
+                pass
+
+    await asyncio.gather(*(slot(i) for i in range(matches)))
+    elapsed = time.perf_counter() - started
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await channel.close()
+    return latencies, sum(b.decisions for b in bots), elapsed
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def idle_bots(
+    address: str, tokens: dict[str, str], names: list[str]
+) -> tuple[list[object], list[object]]:
+    channels, calls = [], []
+    for name in names:
+        channel = grpc.aio.insecure_channel(address)
+        call = bot_pb2_grpc.BotServiceStub(channel).Connect()
+        await call.write(
+            bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name=name, token=tokens[name], max_matches=1))
+        )
+        channels.append(channel)
+        calls.append(call)
+    for call in calls:
+        await call.read()  # Welcome: connected and authenticated
+    return channels, calls
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, timeout: float = 20) -> None:
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")
+    grpc.channel_ready_future(channel).result(timeout=timeout)
+    channel.close()
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
+    parser.add_argument("--idle-bots", type=int, default=1000)
+    parser.add_argument("--raw-server", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.raw_server:
+        raw_server_main(args.raw_server, args.size)
+        return
+
+    size = typical_request_size()
+    answer_size = bot_pb2.BotMessage(
+        decision=bot_pb2.Decision(request_id="tournament-1/match-12#123", action_id=60)
+    ).ByteSize()
+    print(f"typical decision request: {size} bytes; decision: {answer_size} bytes")
+
+    raw_port = free_port()
+    raw = subprocess.Popen([sys.executable, __file__, "--raw-server", str(raw_port), "--size", str(size)])
+    try:
+        wait_for_port(raw_port)
+        raw_lat_1, _ = asyncio.run(raw_client(raw_port, 1, args.seconds, answer_size))
+        raw_lat_64, raw_count_64 = asyncio.run(raw_client(raw_port, 64, args.seconds, answer_size))
+    finally:
+        raw.terminate()
+        raw.wait()
+    raw_rt_per_s_64 = raw_count_64 / args.seconds
+    print(
+        f"raw  1 stream:  p50 {percentile(raw_lat_1, 0.5) * 1e6:7.0f} us  p99 {percentile(raw_lat_1, 0.99) * 1e6:7.0f} us"
+    )
+    print(f"raw 64 streams: {raw_rt_per_s_64:9.0f} round trips/s")
+
+    client = redis.Redis.from_url(args.redis_url)
+    prefix = f"uno-arena-bench-{uuid.uuid4().hex[:8]}"
+    port = free_port()
+    names = [f"m{m}-{i}-{side}" for m in (1, 64) for i in range(m) for side in ("a", "b")]
+    idle_names = [f"idle-{i}" for i in range(args.idle_bots)]
+    tokens = {n: identity.register_bot(client, prefix, n) for n in names + idle_names}
+    control_token = identity.create_control_token(client, prefix)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-m", "cli.main", "server", "--listen", f"127.0.0.1:{port}",
+               "--redis-url", args.redis_url, "--key-prefix", prefix]  # fmt: skip
+    ours_server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
+    try:
+        wait_for_port(port)
+        address = f"127.0.0.1:{port}"
+        lat_1, _, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
+        lat_64, decisions_64, elapsed_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
+        before = rss_mib(ours_server.pid)
+
+        async def idle() -> float:
+            channels, _calls = await idle_bots(address, tokens, idle_names)
+            await asyncio.sleep(1.0)  # let the server settle; memory is read, nothing waits on this
+            rss = rss_mib(ours_server.pid)
+            for channel in channels:
+                await channel.close()  # type: ignore[attr-defined]
+            return rss
+
+        idle_rss = asyncio.run(idle())
+    finally:
+        ours_server.terminate()
+        ours_server.wait()
+        keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+        if keys:
+            client.delete(*keys)
+    decisions_per_s_64 = decisions_64 / elapsed_64
+    p50, p99 = percentile(lat_1, 0.5) * 1e6, percentile(lat_1, 0.99) * 1e6
+    raw_p50 = percentile(raw_lat_1, 0.5) * 1e6
+    print(f"ours  1 match:  p50 {p50:7.0f} us  p99 {p99:7.0f} us  ({len(lat_1)} decisions)")
+    print(f"ours 64 matches: {decisions_per_s_64:9.0f} decisions/s")
+    print(
+        f"server memory: {before:.0f} MiB before, {idle_rss:.0f} MiB with {args.idle_bots} idle bots connected"
+    )
+    figures = {
+        "decision_p50_us": p50,
+        "decision_p99_us": p99,
+        "raw_p50_us": raw_p50,
+        "latency_ratio": p50 / raw_p50,
+        "decisions_per_s_64": decisions_per_s_64,
+        "raw_rt_per_s_64": raw_rt_per_s_64,
+        "throughput_ratio": decisions_per_s_64 / raw_rt_per_s_64,
+        "idle_bots": args.idle_bots,
+        "idle_rss_mib": idle_rss,
+    }
+    print(
+        "RESULT " + " ".join(f"{k}={v:.3f}" if "ratio" in k else f"{k}={v:.0f}" for k, v in figures.items())
+    )
+
+
+if __name__ == "__main__":
+    main()
