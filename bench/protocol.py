@@ -262,14 +262,13 @@ def main() -> None:
     try:
         wait_for_port(raw_port)
         raw_lat_1, _ = asyncio.run(raw_client(raw_port, 1, args.seconds, answer_size))
-        raw_lat_64, raw_count_64 = asyncio.run(raw_client(raw_port, 64, args.seconds, answer_size))
+        _, raw_count_64 = asyncio.run(raw_client(raw_port, 64, args.seconds, answer_size))
     finally:
         raw.terminate()
         raw.wait()
     raw_rt_per_s_64 = raw_count_64 / args.seconds
-    print(
-        f"raw  1 stream:  p50 {percentile(raw_lat_1, 0.5) * 1e6:7.0f} us  p99 {percentile(raw_lat_1, 0.99) * 1e6:7.0f} us"
-    )
+    raw_p50, raw_p99 = percentile(raw_lat_1, 0.5) * 1e6, percentile(raw_lat_1, 0.99) * 1e6
+    print(f"raw  1 stream:  p50 {raw_p50:7.0f} us  p99 {raw_p99:7.0f} us")
     print(f"raw 64 streams: {raw_rt_per_s_64:9.0f} round trips/s")
 
     client = redis.Redis.from_url(args.redis_url)
@@ -287,7 +286,7 @@ def main() -> None:
         wait_for_port(port)
         address = f"127.0.0.1:{port}"
         lat_1, _, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
-        lat_64, decisions_64, elapsed_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
+        _, decisions_64, elapsed_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
         before = rss_mib(ours_server.pid)
 
         async def idle() -> float:
@@ -307,12 +306,9 @@ def main() -> None:
             client.delete(*keys)
     decisions_per_s_64 = decisions_64 / elapsed_64
     p50, p99 = percentile(lat_1, 0.5) * 1e6, percentile(lat_1, 0.99) * 1e6
-    raw_p50 = percentile(raw_lat_1, 0.5) * 1e6
     print(f"ours  1 match:  p50 {p50:7.0f} us  p99 {p99:7.0f} us  ({len(lat_1)} decisions)")
     print(f"ours 64 matches: {decisions_per_s_64:9.0f} decisions/s")
-    print(
-        f"server memory: {before:.0f} MiB before, {idle_rss:.0f} MiB with {args.idle_bots} idle bots connected"
-    )
+    print(f"server memory: {before:.0f} MiB before, {idle_rss:.0f} MiB with {args.idle_bots} idle bots")
     figures = {
         "decision_p50_us": p50,
         "decision_p99_us": p99,
