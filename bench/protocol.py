@@ -35,29 +35,34 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
+from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 
 from server import identity, wire  # noqa: E402
-from server.rules import RulesConfig, apply, legal_actions, new_match, observe  # noqa: E402
+from server.rules import RulesConfig, apply, legal_actions, new_match, observe, seen_by  # noqa: E402
 from server.rules.runner import eager_choices  # noqa: E402
 
 RAW_METHOD = "/bench.Raw/PingPong"
 
 
 def typical_request_size(samples: int = 400) -> int:
-    """Median encoded size of a DecisionRequest over random 2-player states."""
+    """Median encoded size of a DecisionRequest (with its events) over random 2-player states."""
     rng = random.Random(5)
     sizes = []
     match = new_match(RulesConfig(players=2), rng)
+    sent = [0, 0]
     while len(sizes) < samples:
         if match.result is not None:
-            match = new_match(RulesConfig(players=2), rng)
+            match, sent = new_match(RulesConfig(players=2), rng), [0, 0]
         seat, legal = match.hand.to_move, legal_actions(match)
+        events = [wire.event(seen_by(e, seat)) for e in match.events[sent[seat] :]]
+        sent[seat] = len(match.events)
         request = bot_pb2.DecisionRequest(
             match_id="tournament-1/match-12",
             request_id="tournament-1/match-12#123",
             observation=wire.observation(observe(match, seat)),
             legal_actions=[wire.action_message(a) for a in legal],
             deadline_ms=1000,
+            events=events,
         )
         sizes.append(bot_pb2.ServerMessage(decision_request=request).ByteSize())
         apply(match, rng.choice(eager_choices(legal)))
@@ -120,18 +125,25 @@ async def raw_client(port: int, streams: int, seconds: float, answer_size: int) 
 class MinimalBot:
     """Answers every request at once (a play if it can, else the first action); records turn-around times."""
 
-    def __init__(self, address: str, name: str, token: str, max_matches: int, latencies: list[float]) -> None:
-        self.address, self.name, self.token, self.max_matches = address, name, token, max_matches
+    def __init__(
+        self,
+        address: str,
+        name: str,
+        token: str,
+        latencies: list[float],
+        last_sent: dict[str, float],
+        until: float,
+    ) -> None:
+        self.address, self.name, self.token = address, name, token
         self.latencies = latencies
+        self.last_sent = last_sent  # match id -> when its last answer was sent, by any bot of the match
+        self.until = until  # only decisions before this moment count
         self.decisions = 0
-        self.last_sent: dict[str, float] = {}
 
     async def run(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
         channel = grpc.aio.insecure_channel(self.address)
         call = bot_pb2_grpc.BotServiceStub(channel).Connect()
-        hello = bot_pb2.Hello(
-            bot_name=self.name, token=self.token, max_matches=self.max_matches, client="bench"
-        )
+        hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=1, client="bench")
         await call.write(bot_pb2.BotMessage(hello=hello))
         reader = asyncio.create_task(self._read(call, ready))
         await stop.wait()
@@ -148,50 +160,65 @@ class MinimalBot:
                 request = message.decision_request
                 now = time.perf_counter()
                 sent = self.last_sent.pop(request.match_id, None)
-                if sent is not None:
+                if sent is not None and now < self.until:
                     self.latencies.append(now - sent)
+                    self.decisions += 1
                 legal = request.legal_actions
                 choice = next((a.id for a in legal if a.HasField("card")), legal[0].id)
                 decision = bot_pb2.Decision(request_id=request.request_id, action_id=choice)
                 self.last_sent[request.match_id] = time.perf_counter()
                 await call.write(bot_pb2.BotMessage(decision=decision))
-                self.decisions += 1
             elif kind == "match_finished":
                 self.last_sent.pop(message.match_finished.result.match_id, None)
 
 
 async def ours(
     address: str, control_token: str, tokens: dict[str, str], matches: int, seconds: float
-) -> tuple[list[float], int, float]:
-    """(latencies, decisions, elapsed) of `matches` concurrent heads-up match slots for `seconds`."""
+) -> tuple[list[float], int]:
+    """(latencies, decisions) of `matches` concurrent heads-up match slots over `seconds`."""
     latencies: list[float] = []
     names = [f"m{matches}-{i}-{side}" for i in range(matches) for side in ("a", "b")]
-    bots = [MinimalBot(address, n, tokens[n], 1, latencies) for n in names]
+    deadline = time.perf_counter() + 3600
+    last_sent: dict[str, float] = {}
+    bots = [MinimalBot(address, n, tokens[n], latencies, last_sent, deadline) for n in names]
     readies = [asyncio.Event() for _ in bots]
     stop = asyncio.Event()
     tasks = [asyncio.create_task(b.run(r, stop)) for b, r in zip(bots, readies, strict=True)]
-    await asyncio.gather(*(r.wait() for r in readies))
+    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
     channel = grpc.aio.insecure_channel(address)
     control = control_pb2_grpc.ControlServiceStub(channel)
     metadata = (("authorization", f"Bearer {control_token}"),)
-    started = time.perf_counter()
-    deadline = started + seconds
     counter = iter(range(10**9))
 
     async def slot(i: int) -> None:
-        while time.perf_counter() < deadline:
+        while True:  # short matches, one after another, until cancelled
             request = control_pb2.PlayMatchRequest(
-                match_id=f"bench-{matches}-{next(counter)}", bots=[names[2 * i], names[2 * i + 1]], seed=i
-            )
+                match_id=f"bench-{matches}-{next(counter)}", bots=[names[2 * i], names[2 * i + 1]], seed=i,
+                rules=pb.RulesConfig(target_score=100), disconnect_grace_ms=200, max_strikes=1,
+            )  # fmt: skip
             async for _ in control.PlayMatch(request, metadata=metadata):
                 pass
 
-    await asyncio.gather(*(slot(i) for i in range(matches)))
-    elapsed = time.perf_counter() - started
+    slots = [asyncio.create_task(slot(i)) for i in range(matches)]
+    await asyncio.sleep(0.5)  # warm-up; the measured window starts after it
+    start = time.perf_counter()
+    for bot in bots:
+        bot.until = start + seconds
+        bot.decisions = 0
+    latencies.clear()
+    await asyncio.sleep(seconds)
+    for task in slots:
+        task.cancel()
     stop.set()
-    await asyncio.gather(*tasks, return_exceptions=True)
+    await asyncio.gather(*slots, *tasks, return_exceptions=True)
     await channel.close()
-    return latencies, sum(b.decisions for b in bots), elapsed
+    return latencies, sum(b.decisions for b in bots)
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mib(pid: int) -> float:
@@ -269,42 +296,57 @@ def main() -> None:
     raw_rt_per_s_64 = raw_count_64 / args.seconds
     raw_p50, raw_p99 = percentile(raw_lat_1, 0.5) * 1e6, percentile(raw_lat_1, 0.99) * 1e6
     print(f"raw  1 stream:  p50 {raw_p50:7.0f} us  p99 {raw_p99:7.0f} us")
-    print(f"raw 64 streams: {raw_rt_per_s_64:9.0f} round trips/s")
+    print(f"raw 64 streams: {raw_rt_per_s_64:9.0f} round trips/s", flush=True)
 
     client = redis.Redis.from_url(args.redis_url)
     prefix = f"uno-arena-bench-{uuid.uuid4().hex[:8]}"
-    port = free_port()
     names = [f"m{m}-{i}-{side}" for m in (1, 64) for i in range(m) for side in ("a", "b")]
     idle_names = [f"idle-{i}" for i in range(args.idle_bots)]
     tokens = {n: identity.register_bot(client, prefix, n) for n in names + idle_names}
     control_token = identity.create_control_token(client, prefix)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-m", "cli.main", "server", "--listen", f"127.0.0.1:{port}",
-               "--redis-url", args.redis_url, "--key-prefix", prefix]  # fmt: skip
-    ours_server = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
-    try:
+
+    def start_server() -> tuple[subprocess.Popen[bytes], str]:
+        port = free_port()
+        command = [sys.executable, "-m", "cli.main", "server", "--listen", f"127.0.0.1:{port}",
+                   "--redis-url", args.redis_url, "--key-prefix", prefix]  # fmt: skip
+        process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         wait_for_port(port)
-        address = f"127.0.0.1:{port}"
-        lat_1, _, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
-        _, decisions_64, elapsed_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
-        before = rss_mib(ours_server.pid)
+        return process, f"127.0.0.1:{port}"
 
-        async def idle() -> float:
-            channels, _calls = await idle_bots(address, tokens, idle_names)
-            await asyncio.sleep(1.0)  # let the server settle; memory is read, nothing waits on this
-            rss = rss_mib(ours_server.pid)
-            for channel in channels:
-                await channel.close()  # type: ignore[attr-defined]
-            return rss
+    try:
+        process, address = start_server()
+        try:
+            lat_1, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
+            print(f"ours  1 match:  {len(lat_1)} decisions", flush=True)
+            server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
+            _, decisions_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
+            server_cpu = cpu_seconds(process.pid) - server_cpu
+            client_cpu = time.process_time() - client_cpu
+            print(f"64 matches: server used {server_cpu:.1f} s CPU, the bots {client_cpu:.1f} s", flush=True)
+        finally:
+            process.terminate()
+            process.wait()
+        process, address = start_server()  # a fresh server for the memory figure
+        try:
+            before = rss_mib(process.pid)
 
-        idle_rss = asyncio.run(idle())
+            async def idle() -> float:
+                channels, _calls = await idle_bots(address, tokens, idle_names)
+                rss = rss_mib(process.pid)
+                for channel in channels:
+                    await channel.close()  # type: ignore[attr-defined]
+                return rss
+
+            idle_rss = asyncio.run(idle())
+        finally:
+            process.terminate()
+            process.wait()
     finally:
-        ours_server.terminate()
-        ours_server.wait()
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if keys:
             client.delete(*keys)
-    decisions_per_s_64 = decisions_64 / elapsed_64
+    decisions_per_s_64 = decisions_64 / args.seconds
     p50, p99 = percentile(lat_1, 0.5) * 1e6, percentile(lat_1, 0.99) * 1e6
     print(f"ours  1 match:  p50 {p50:7.0f} us  p99 {p99:7.0f} us  ({len(lat_1)} decisions)")
     print(f"ours 64 matches: {decisions_per_s_64:9.0f} decisions/s")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -41,6 +42,7 @@ class BotConnection:
     pending: dict[str, PendingDecision] = field(default_factory=dict)
     closed: bool = False
     close_reason: str = ""
+    expired: deque[str] = field(default_factory=lambda: deque(maxlen=256))  # recently timed-out request ids
 
     def send(self, message: bot_pb2.ServerMessage) -> None:
         if not self.closed:
@@ -56,6 +58,11 @@ class BotConnection:
             if not pending.future.done():
                 pending.future.set_exception(Disconnected(reason))
         self.pending.clear()
+
+    def expire(self, request_id: str) -> None:
+        """Forget a request that timed out; a late answer to it is then known as late."""
+        self.pending.pop(request_id, None)
+        self.expired.append(request_id)
 
     def answer(self, request_id: str, action_id: int) -> bool:
         """Resolve a pending request; False if the id is unknown (or already answered)."""

@@ -165,12 +165,13 @@ class MatchHost:
             observation=wire.observation(observe(self.match, seat)),
             legal_actions=[wire.action_message(a) for a in legal],
             deadline_ms=int(self.spec.decision_timeout * 1000),
+            events=self._unsent(seat),
         )
         connection.send(bot_pb2.ServerMessage(decision_request=request))
         try:
             action_id = await asyncio.wait_for(future, self.spec.decision_timeout)
         except TimeoutError:
-            connection.pending.pop(request_id, None)
+            connection.expire(request_id)
             return self._fault(
                 seat, pb.FAULT_KIND_TIMEOUT, f"no answer within {self.spec.decision_timeout:g} s", legal
             )
@@ -245,17 +246,22 @@ class MatchHost:
         if connection is not None and not connection.closed:
             connection.send(message)
 
-    def _deliver(self, seat: int) -> None:
-        """Send `seat` the events it has not had, as it may see them."""
+    def _unsent(self, seat: int) -> list[pb.Event]:
+        """The events `seat` has not been sent, as it may see them; from now on they count as sent."""
         events = self.match.events[self.sent[seat] :]
         self.sent[seat] = len(self.match.events)
+        return [wire.event(seen_by(e, seat)) for e in events]
+
+    def _deliver(self, seat: int) -> None:
+        """Send `seat` what it has not had (an Events message), then results of hands among it."""
+        first = self.sent[seat]
+        events = self._unsent(seat)
         if not events:
             return
-        batch = bot_pb2.Events(
-            match_id=self.spec.match_id, events=[wire.event(seen_by(e, seat)) for e in events]
+        self._tell(
+            seat, bot_pb2.ServerMessage(events=bot_pb2.Events(match_id=self.spec.match_id, events=events))
         )
-        self._tell(seat, bot_pb2.ServerMessage(events=batch))
-        for event in events:
+        for event in self.match.events[first:]:
             if isinstance(event, HandEnded):
                 result = bot_pb2.HandResult(match_id=self.spec.match_id, hand=wire.hand_ended(event))
                 result.totals.extend(self._totals_after(event))
@@ -270,13 +276,15 @@ class MatchHost:
         return totals
 
     def _publish(self) -> None:
-        for seat in range(len(self.spec.bots)):
-            if self.seated[seat] is not None:
-                self._deliver(seat)
+        """New events: to spectators and control callers now, to the seats at the end of a hand."""
         events = self.match.events[self.published :]
         self.published = len(self.match.events)
         if not events:
             return
+        if any(isinstance(e, HandEnded) for e in events):
+            for seat in range(len(self.spec.bots)):
+                if self.seated[seat] is not None:
+                    self._deliver(seat)
         spectated = control_pb2.SpectatorEvent(
             match_id=self.spec.match_id, events=[wire.event(public(e)) for e in events]
         )

@@ -96,6 +96,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         if connection.answer(decision.request_id, decision.action_id):
             return
         match_id = decision.request_id.rpartition("#")[0]
+        if decision.request_id in connection.expired:
+            self._stray(
+                connection, match_id, f"late answer to {decision.request_id!r}: its deadline had passed"
+            )
+            return
         waiting = [rid for rid, p in connection.pending.items() if p.match_id == match_id]
         if waiting:  # a wrong id while a decision of that match is due: that decision is INVALID
             connection.answer(waiting[0], UNKNOWN_REQUEST)

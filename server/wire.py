@@ -14,6 +14,7 @@ from uno_arena.v1 import game_pb2 as pb
 
 from server.rules import (
     ACTIONS,
+    FACES,
     Action,
     Card,
     Observation,
@@ -36,20 +37,38 @@ def _upper_snake(name: str) -> str:
     return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(name)).upper()
 
 
-def enum_number(value: enum.Enum) -> int:
-    """Rules enum member -> proto enum number, by name: `Colour.RED` -> `COLOUR_RED`."""
+def _number(value: enum.Enum) -> int:
     proto_enum = _PROTO_ENUM_FOR[type(value).__name__]
     prefix = _upper_snake(type(value).__name__)
     return int(proto_enum.Value(f"{prefix}_{str(value.value).upper()}"))
 
 
-def card(value: Card) -> pb.Card:
+_NUMBERS: dict[enum.Enum, int] = {}
+
+
+def enum_number(value: enum.Enum) -> int:
+    """Rules enum member -> proto enum number, by name: `Colour.RED` -> `COLOUR_RED`."""
+    number = _NUMBERS.get(value)
+    if number is None:
+        number = _NUMBERS[value] = _number(value)
+    return number
+
+
+def _card(value: Card) -> pb.Card:
     colour = enum_number(value.colour) if value.colour is not None else 0
     return pb.Card(colour=colour, rank=enum_number(value.rank), index=value.index)
 
 
+_CARD_MESSAGES: tuple[pb.Card, ...] = tuple(_card(face) for face in FACES)
+
+
+def card(value: Card) -> pb.Card:
+    """The (shared: copy it, do not change it) message of a card face."""
+    return _CARD_MESSAGES[value.index]
+
+
 def cards(values: tuple[Card, ...] | list[Card]) -> list[pb.Card]:
-    return [card(c) for c in values]
+    return [_CARD_MESSAGES[c.index] for c in values]
 
 
 def action(value: Action) -> pb.Action:
@@ -96,15 +115,26 @@ def observation(value: Observation) -> pb.Observation:
     return message
 
 
+_LAYOUT: dict[type, tuple[str, tuple[str, ...]]] = {}
+
+
+def _layout(kind: type) -> tuple[str, tuple[str, ...]]:
+    """(oneof field of `Event`, field names) of an event class; looked up once per class."""
+    layout = _LAYOUT.get(kind)
+    if layout is None:
+        fields = tuple(f.name for f in dataclasses.fields(kind))
+        layout = _LAYOUT[kind] = (_upper_snake(kind.__name__).lower(), fields)
+    return layout
+
+
 def event(value: Event) -> pb.Event:
     """Encode one event (already filtered for its receiver) field by field, by name."""
-    name = type(value).__name__
-    field = _upper_snake(name).lower()
+    oneof, fields = _layout(type(value))
     message = pb.Event()
-    inner = getattr(message, field)
+    inner = getattr(message, oneof)
     inner.SetInParent()
-    for f in dataclasses.fields(value):
-        _set(inner, f.name, getattr(value, f.name))
+    for name in fields:
+        _set(inner, name, getattr(value, name))
     return message
 
 

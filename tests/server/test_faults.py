@@ -178,3 +178,32 @@ def test_faults_in_one_match_leave_the_others_alone(match_server: RunningServer)
     assert noisy.finished.result.reason == pb.MATCH_END_FORFEIT
     for bot in bots.values():
         bot.close()
+
+
+def test_a_late_answer_costs_only_its_timeout(match_server: RunningServer) -> None:
+    bot_box: list[TestBot] = []
+    late: list[tuple[str, int]] = []
+    fallback = eager(random.Random(2))
+
+    def slow_once(request: bot_pb2.DecisionRequest) -> int | None:
+        if not late:
+            late.append((request.request_id, request.legal_actions[0].id))
+            return None  # times out ...
+        if len(late) == 1:
+            late.append(("sent", 0))
+            bot_box[0].answer(*late[0])  # ... and is answered late, just before the next answer
+        return fallback(request)
+
+    good = TestBot(match_server.address, "good", match_server.register("good"))
+    slow = TestBot(match_server.address, "slow", match_server.register("slow"), policy=slow_once)
+    bot_box.append(slow)
+    for bot in (good, slow):
+        bot.wait_for(bot.welcomed)
+    request = control_pb2.PlayMatchRequest(match_id="late", bots=["good", "slow"], seed=3,
+                                           rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
+    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    assert [f.kind for f in finished.faults] == [pb.FAULT_KIND_TIMEOUT]
+    stray = [m.fault for m in slow.of_kind("fault") if not m.fault.strikes]
+    assert len(stray) == 1 and "late answer" in stray[0].detail
+    good.close()
+    slow.close()

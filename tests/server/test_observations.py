@@ -46,7 +46,9 @@ def test_clients_never_receive_other_seats_cards_the_pile_or_a_seed(match_server
         checked = 0
         for message in bot.received:
             assert not {"seed", "draw_pile", "deck"} & field_names(message)
-            for event in message.events.events if message.WhichOneof("kind") == "events" else []:
+            kind_of_message = message.WhichOneof("kind")
+            batch = message.events.events if kind_of_message == "events" else message.decision_request.events
+            for event in batch:
                 kind = event.WhichOneof("kind")
                 if kind in PRIVATE_EVENTS:
                     inner = getattr(event, kind)

@@ -100,18 +100,20 @@ class MatchStarted(_message.Message):
     def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., bots: _Optional[_Iterable[str]] = ..., rules: _Optional[_Union[_game_pb2.RulesConfig, _Mapping]] = ..., decision_timeout_ms: _Optional[int] = ..., max_strikes: _Optional[int] = ...) -> None: ...
 
 class DecisionRequest(_message.Message):
-    __slots__ = ("match_id", "request_id", "observation", "legal_actions", "deadline_ms")
+    __slots__ = ("match_id", "request_id", "observation", "legal_actions", "deadline_ms", "events")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
     OBSERVATION_FIELD_NUMBER: _ClassVar[int]
     LEGAL_ACTIONS_FIELD_NUMBER: _ClassVar[int]
     DEADLINE_MS_FIELD_NUMBER: _ClassVar[int]
+    EVENTS_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     request_id: str
     observation: _game_pb2.Observation
     legal_actions: _containers.RepeatedCompositeFieldContainer[_game_pb2.Action]
     deadline_ms: int
-    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[str] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.Action, _Mapping]]] = ..., deadline_ms: _Optional[int] = ...) -> None: ...
+    events: _containers.RepeatedCompositeFieldContainer[_game_pb2.Event]
+    def __init__(self, match_id: _Optional[str] = ..., request_id: _Optional[str] = ..., observation: _Optional[_Union[_game_pb2.Observation, _Mapping]] = ..., legal_actions: _Optional[_Iterable[_Union[_game_pb2.Action, _Mapping]]] = ..., deadline_ms: _Optional[int] = ..., events: _Optional[_Iterable[_Union[_game_pb2.Event, _Mapping]]] = ...) -> None: ...
 
 class Events(_message.Message):
     __slots__ = ("match_id", "events")
