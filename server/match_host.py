@@ -285,11 +285,12 @@ class MatchHost:
             for seat in range(len(self.spec.bots)):
                 if self.seated[seat] is not None:
                     self._deliver(seat)
-        spectated = control_pb2.SpectatorEvent(
-            match_id=self.spec.match_id, events=[wire.event(public(e)) for e in events]
-        )
-        for queue in self.spectators:
-            queue.put_nowait(spectated)
+        if self.spectators:  # encode public events only when someone watches
+            spectated = control_pb2.SpectatorEvent(
+                match_id=self.spec.match_id, events=[wire.event(public(e)) for e in events]
+            )
+            for queue in self.spectators:
+                queue.put_nowait(spectated)
         for event in events:
             if isinstance(event, HandEnded):
                 self._progress(control_pb2.MatchProgress(hand=wire.hand_ended(event)))
