@@ -10,11 +10,11 @@ import grpc
 import redis.asyncio as aioredis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
 from server.arena import Arena
 from server.servicers import BotServicer, ControlServicer
 from server.settings import ServerSettings
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -60,11 +60,20 @@ async def create_server(
     return server, port, arena
 
 
+def redis_client(url: str, connections: int = 32) -> aioredis.Redis:
+    """A client whose pool makes callers wait for a free connection instead of failing.
+
+    Many bots connecting at once would otherwise exhaust the pool.
+    """
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=30)
+    return aioredis.Redis(connection_pool=pool)
+
+
 async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     """Run until SIGINT/SIGTERM; then drain running matches and stop (a second signal stops at once)."""
-    redis_client = aioredis.Redis.from_url(redis_url)
-    await redis_client.ping()
-    server, port, arena = await create_server(address, redis_client, settings)
+    redis_client_ = redis_client(redis_url)
+    await redis_client_.ping()
+    server, port, arena = await create_server(address, redis_client_, settings)
     log.info("match server listening on %s (port %d)", address, port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -81,7 +90,7 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
         log.warning("stopping at once: unfinished matches are aborted")
         await arena.drain(0)
     await server.stop(grace=2)
-    await redis_client.aclose()
+    await redis_client_.aclose()
     log.info("match server stopped")
 
 

@@ -12,12 +12,12 @@ import logging
 from collections import OrderedDict
 
 import redis.asyncio as aioredis
-from uno_arena.v1 import control_pb2
-from uno_arena.v1 import game_pb2 as pb
 
 from server.gateway import Gateway
 from server.match_host import MatchHost, MatchSpec
 from server.settings import ServerSettings
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,6 @@ import random
 import time
 from dataclasses import dataclass, field
 
-from uno_arena.v1 import bot_pb2, control_pb2
-from uno_arena.v1 import game_pb2 as pb
-
 from server import wire
 from server.gateway import BotConnection, Disconnected, Gateway, PendingDecision
 from server.rules import (
@@ -41,6 +38,8 @@ from server.rules import (
     seen_by,
 )
 from server.rules.event import Event, HandEnded
+from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 

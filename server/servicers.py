@@ -8,14 +8,15 @@ import time
 from collections.abc import AsyncIterator
 
 import grpc
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
-from uno_arena.v1 import game_pb2 as pb
+import redis
 
 from server import identity, wire
 from server.arena import Arena
 from server.gateway import BotConnection
 from server.match_host import UNKNOWN_REQUEST, MatchSpec
 from server.rules import ConfigError, public
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
+from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 SERVER_NAME = "uno-arena"
@@ -71,7 +72,14 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the first message must be Hello")
         hello = first.hello
         prefix = self.arena.settings.key_prefix
-        if not await identity.bot_token_valid(self.arena.redis, prefix, hello.bot_name, hello.token):
+        try:
+            valid = await identity.bot_token_valid(self.arena.redis, prefix, hello.bot_name, hello.token)
+        except redis.RedisError as error:
+            log.error("cannot check bot %r's token: Redis: %s", hello.bot_name, error)
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server cannot check tokens right now; retry"
+            )
+        if not valid:
             log.info("refused bot %r: wrong or missing token", hello.bot_name)
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot name or wrong token")
         return hello
@@ -122,7 +130,16 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         metadata = dict(context.invocation_metadata() or ())
         header = str(metadata.get("authorization", ""))
         token = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
-        if not await identity.control_token_valid(self.arena.redis, self.arena.settings.key_prefix, token):
+        try:
+            valid = await identity.control_token_valid(
+                self.arena.redis, self.arena.settings.key_prefix, token
+            )
+        except redis.RedisError as error:
+            log.error("cannot check a control token: Redis: %s", error)
+            await context.abort(
+                grpc.StatusCode.UNAVAILABLE, "the server cannot check tokens right now; retry"
+            )
+        if not valid:
             await context.abort(
                 grpc.StatusCode.UNAUTHENTICATED, "a control token is required (authorization: Bearer ...)"
             )

@@ -10,8 +10,6 @@ import dataclasses
 import enum
 from typing import Any
 
-from uno_arena.v1 import game_pb2 as pb
-
 from server.rules import (
     ACTIONS,
     FACES,
@@ -21,6 +19,7 @@ from server.rules import (
     RulesConfig,
 )
 from server.rules.event import Event, HandEnded
+from uno_arena.v1 import game_pb2 as pb
 
 _PROTO_ENUM_FOR: dict[str, Any] = {
     "Colour": pb.Colour,

@@ -13,10 +13,9 @@ from typing import Any
 
 import pytest
 import redis
-import redis.asyncio as aioredis
 
 from server import identity
-from server.app import create_server
+from server.app import create_server, redis_client
 from server.arena import Arena
 from server.settings import ServerSettings
 
@@ -69,7 +68,7 @@ def start_server(
 
     def run() -> None:
         asyncio.set_event_loop(loop)
-        aio = aioredis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=REDIS_DB)
+        aio = redis_client(f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}")
         server, port, arena = loop.run_until_complete(create_server("127.0.0.1:0", aio, settings))
         ready.update(server=server, port=port, arena=arena, aio=aio)
         started.set()

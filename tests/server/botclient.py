@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable
 
 import grpc
+
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
 Policy = Callable[[bot_pb2.DecisionRequest], "int | None"]

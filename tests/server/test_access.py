@@ -6,11 +6,11 @@ import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
-from uno_arena.v1 import game_pb2 as pb
 
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, control, play_match
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 
 def refused(bot: TestBot) -> grpc.StatusCode:

@@ -8,11 +8,11 @@ import threading
 
 import grpc
 import pytest
-from uno_arena.v1 import bot_pb2, control_pb2
-from uno_arena.v1 import game_pb2 as pb
 
 from tests.conftest import RunningServer
 from tests.server.botclient import Policy, TestBot, eager, play_match
+from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 FAST = {"decision_timeout_ms": 300, "disconnect_grace_ms": 1500}
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import concurrent.futures
 
-from uno_arena.v1 import control_pb2
-from uno_arena.v1 import game_pb2 as pb
-
 from server import wire
 from server.rules import RulesConfig, replay_match
 from server.rules.action import action_from_id
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, play_match
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 
 def connect(server: RunningServer, *names: str, **options: object) -> list[TestBot]:

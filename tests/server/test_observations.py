@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from google.protobuf.message import Message
-from uno_arena.v1 import bot_pb2, control_pb2
-from uno_arena.v1 import game_pb2 as pb
 
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, play_match
+from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 PRIVATE_EVENTS = ("dealt", "drew", "hand_shown")
 

@@ -6,11 +6,11 @@ import concurrent.futures
 
 import grpc
 import pytest
-from uno_arena.v1 import control_pb2
-from uno_arena.v1 import game_pb2 as pb
 
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, play_match
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 
 def test_drain_lets_running_matches_finish_and_refuses_new_ones(match_server: RunningServer) -> None:
