@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import click
 
+from cli.bot_commands import run as bot_run
 from cli.rules_commands import rules
 from cli.server_commands import bot, control_token, server_command
 
@@ -29,6 +30,7 @@ def cli(verbose: int) -> None:
 
 for command in (rules, server_command, bot, control_token):
     cli.add_command(command)
+bot.add_command(bot_run)
 
 
 def main() -> None:

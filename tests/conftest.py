@@ -59,7 +59,7 @@ class RunningServer:
 
 
 def start_server(
-    client: redis.Redis, prefix: str, **overrides: object
+    client: redis.Redis, prefix: str, address: str = "127.0.0.1:0", **overrides: object
 ) -> tuple[RunningServer, threading.Thread]:
     settings = replace(ServerSettings(key_prefix=prefix), **overrides)  # type: ignore[arg-type]
     loop = asyncio.new_event_loop()
@@ -69,7 +69,7 @@ def start_server(
     def run() -> None:
         asyncio.set_event_loop(loop)
         aio = redis_client(f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}")
-        server, port, arena = loop.run_until_complete(create_server("127.0.0.1:0", aio, settings))
+        server, port, arena = loop.run_until_complete(create_server(address, aio, settings))
         ready.update(server=server, port=port, arena=arena, aio=aio)
         started.set()
         loop.run_forever()
