@@ -42,14 +42,16 @@ def _number(value: enum.Enum) -> int:
     return int(proto_enum.Value(f"{prefix}_{str(value.value).upper()}"))
 
 
-_NUMBERS: dict[enum.Enum, int] = {}
+# keyed by (class, member): str enums of different classes compare equal by value ("catch")
+_NUMBERS: dict[tuple[type, enum.Enum], int] = {}
 
 
 def enum_number(value: enum.Enum) -> int:
     """Rules enum member -> proto enum number, by name: `Colour.RED` -> `COLOUR_RED`."""
-    number = _NUMBERS.get(value)
+    key = (type(value), value)
+    number = _NUMBERS.get(key)
     if number is None:
-        number = _NUMBERS[value] = _number(value)
+        number = _NUMBERS[key] = _number(value)
     return number
 
 

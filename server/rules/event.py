@@ -24,7 +24,6 @@ class HandEnd(enum.StrEnum):
 
 
 class ShuffleReason(enum.StrEnum):
-    DEALER_DRAW = "dealer_draw"
     DEAL = "deal"
     RESHUFFLE = "reshuffle"  # discards under the top card become the draw pile (RULINGS 16)
     FIRST_CARD = "first_card"  # a first Wild Draw Four put back (RULINGS 10, option reshuffle)

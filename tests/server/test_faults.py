@@ -153,7 +153,7 @@ def test_a_disconnected_bot_that_comes_back_in_time_plays_on(match_server: Runni
     assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
     assert [f.kind for f in finished.faults] == [pb.FAULT_KIND_DISCONNECTED]
     assert back.of_kind("match_started")[0].match_started.match_id == "comeback"  # told again on return
-    assert back.of_kind("match_finished")
+    back.wait_for(lambda: bool(back.of_kind("match_finished")))
     good.close()
     back.close()
 
@@ -203,6 +203,7 @@ def test_a_late_answer_costs_only_its_timeout(match_server: RunningServer) -> No
                                            rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
     finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
     assert [f.kind for f in finished.faults] == [pb.FAULT_KIND_TIMEOUT]
+    slow.wait_for(lambda: any(not m.fault.strikes for m in slow.of_kind("fault")))
     stray = [m.fault for m in slow.of_kind("fault") if not m.fault.strikes]
     assert len(stray) == 1 and "late answer" in stray[0].detail
     good.close()
