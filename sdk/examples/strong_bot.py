@@ -2,7 +2,7 @@
 
 - It remembers which colours each opponent could not play (they drew with that
   colour current) and steers the colour towards those, when naming a Wild's
-  colour and when choosing between plays that change the colour.
+  colour and when choosing between plays (after the points they shed).
 - It challenges a Wild Draw Four when the unseen cards make it very likely
   that the player still held the previous colour, unless that player has
   already been found innocent: most bots play it legally, and a lost
@@ -113,20 +113,13 @@ class StrongBot(Bot):
         return next(a for a in plays if a.card is card and a.colour is best)
 
     def _play_value(self, observation: Observation, action: Action) -> float:
-        """Shed points, stay in colours we hold, move to colours opponents lack."""
+        """Shed points, and move the colour to one the opponents could not play."""
         card = action.card
         assert card is not None
-        rest = list(observation.hand)
-        rest.remove(card)
         colour = card.colour or action.colour
-        held = sum(1 for c in rest if c.colour is colour)
         lacking = self._lacking(observation).get(colour, 0) if colour is not None else 0
-        return (
-            card.points
-            + 6 * held
-            + 10 * lacking
-            + (15 if card.kind in _ATTACK and self._threat(observation) else 0)
-        )
+        attack = 15 if card.kind in _ATTACK and self._threat(observation) else 0
+        return card.points + 25 * lacking + attack
 
     def _lacking(self, observation: Observation) -> Counter[Colour]:
         lacks = self.lacks.get(observation.match_id, {})
