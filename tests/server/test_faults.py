@@ -30,10 +30,13 @@ def once_then_eager(misbehave: Policy, at: int = 3) -> Policy:
 
 
 def match_with(
-    server: RunningServer, policy: Policy, match_id: str, **request: object
+    server: RunningServer, policy: Policy, match_id: str, box: list[TestBot] | None = None, **request: object
 ) -> control_pb2.FinishedMatch:
+    """A short match of a well-behaved bot (seat 0) against `policy` (seat 1, put in `box` if given)."""
     good = TestBot(server.address, "good", server.register("good"))
     bad = TestBot(server.address, "bad", server.register("bad"), policy=policy)
+    if box is not None:
+        box.append(bad)
     for bot in (good, bad):
         bot.wait_for(bot.welcomed)
     fields = {"rules": pb.RulesConfig(target_score=150), **FAST, **request}
@@ -43,7 +46,8 @@ def match_with(
         control_pb2.PlayMatchRequest(match_id=match_id, bots=["good", "bad"], seed=3, **fields),  # type: ignore[arg-type]
     )
     good.close()
-    bad.close()
+    if box is None:
+        bad.close()
     return progress[-1].finished
 
 
@@ -79,20 +83,12 @@ def test_an_unknown_request_id_is_invalid(match_server: RunningServer) -> None:
         bot_box[0].answer(request.request_id + "-nope", request.legal_actions[0].id)
         return None
 
-    good = TestBot(match_server.address, "good", match_server.register("good"))
-    bad = TestBot(match_server.address, "bad", match_server.register("bad"), policy=once_then_eager(wrong_id))
-    bot_box.append(bad)
-    for bot in (good, bad):
-        bot.wait_for(bot.welcomed)
-    request = control_pb2.PlayMatchRequest(match_id="unknown-id", bots=["good", "bad"], seed=3,
-                                           rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
-    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    finished = match_with(match_server, once_then_eager(wrong_id), "unknown-id", bot_box)
     assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
     assert [(f.kind, f.detail) for f in finished.faults] == [
         (pb.FAULT_KIND_INVALID, "answered an unknown request id")
     ]
-    good.close()
-    bad.close()
+    bot_box[0].close()
 
 
 def test_strikes_make_a_seat_forfeit(match_server: RunningServer) -> None:
@@ -111,22 +107,14 @@ def test_an_oversized_message_ends_the_stream_and_counts_as_disconnect(match_ser
         bot_box[0].answer("x" * (5 * 1024 * 1024), request.legal_actions[0].id)
         return None
 
-    good = TestBot(match_server.address, "good", match_server.register("good"))
-    bad = TestBot(
-        match_server.address, "bad", match_server.register("bad"), policy=once_then_eager(oversized)
-    )
-    bot_box.append(bad)
-    for bot in (good, bad):
-        bot.wait_for(bot.welcomed)
-    request = control_pb2.PlayMatchRequest(match_id="big", bots=["good", "bad"], seed=3,
-                                           rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
-    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    finished = match_with(match_server, once_then_eager(oversized), "big", bot_box)
     assert finished.faults[0].kind == pb.FAULT_KIND_DISCONNECTED
     assert finished.result.reason == pb.MATCH_END_FORFEIT  # it never came back within the grace period
     assert list(finished.result.winners) == [0]
+    bad = bot_box[0]
     bad.wait_for(lambda: bad.ended)
     assert bad.error is not None and bad.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-    good.close()
+    bad.close()
 
 
 def test_a_disconnected_bot_that_comes_back_in_time_plays_on(match_server: RunningServer) -> None:
@@ -194,17 +182,10 @@ def test_a_late_answer_costs_only_its_timeout(match_server: RunningServer) -> No
             bot_box[0].answer(*late[0])  # ... and is answered late, just before the next answer
         return fallback(request)
 
-    good = TestBot(match_server.address, "good", match_server.register("good"))
-    slow = TestBot(match_server.address, "slow", match_server.register("slow"), policy=slow_once)
-    bot_box.append(slow)
-    for bot in (good, slow):
-        bot.wait_for(bot.welcomed)
-    request = control_pb2.PlayMatchRequest(match_id="late", bots=["good", "slow"], seed=3,
-                                           rules=pb.RulesConfig(target_score=150), **FAST)  # fmt: skip
-    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    finished = match_with(match_server, slow_once, "late", bot_box)
     assert [f.kind for f in finished.faults] == [pb.FAULT_KIND_TIMEOUT]
+    slow = bot_box[0]
     slow.wait_for(lambda: any(not m.fault.strikes for m in slow.of_kind("fault")))
     stray = [m.fault for m in slow.of_kind("fault") if not m.fault.strikes]
     assert len(stray) == 1 and "late answer" in stray[0].detail
-    good.close()
     slow.close()
