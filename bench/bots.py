@@ -27,9 +27,8 @@ from sdk.examples.random_bot import RandomBot
 from sdk.examples.strong_bot import StrongBot
 from sdk.observation import observation_from
 from server import wire
-from server.rules import RulesConfig, legal_actions, new_match, observe, play, seen_by
+from server.rules import RulesConfig, legal_actions, new_match, play, seen_by
 from server.rules.action import action_from_id
-from uno_arena.v1 import bot_pb2
 
 
 def play_match(bots: list[Bot], seed: int, match_id: str) -> tuple[float, float]:
@@ -47,13 +46,8 @@ def play_match(bots: list[Bot], seed: int, match_id: str) -> tuple[float, float]
             continue
         events = [wire.event(seen_by(e, seat)) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
-        request = bot_pb2.DecisionRequest(
-            match_id=match_id,
-            request_id=f"{match_id}#{len(match.actions)}",
-            observation=wire.observation(observe(match, seat)),
-            legal_actions=[wire.action_message(a) for a in legal],
-            deadline_ms=1000,
-            events=events,
+        request = wire.decision_request(
+            match, seat, legal, match_id, f"{match_id}#{len(match.actions)}", 1000, events
         )
         bots[seat].on_events(match_id, [event_from(e) for e in events])
         chosen = bots[seat].decide(observation_from(match_id, request))

@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from server import identity, wire  # noqa: E402
-from server.rules import RulesConfig, apply, legal_actions, new_match, observe, seen_by  # noqa: E402
+from server.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
 from server.rules.runner import eager_choices  # noqa: E402
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
@@ -55,14 +55,8 @@ def typical_request_size(samples: int = 400) -> int:
         seat, legal = match.hand.to_move, legal_actions(match)
         events = [wire.event(seen_by(e, seat)) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
-        request = bot_pb2.DecisionRequest(
-            match_id="tournament-1/match-12",
-            request_id="tournament-1/match-12#123",
-            observation=wire.observation(observe(match, seat)),
-            legal_actions=[wire.action_message(a) for a in legal],
-            deadline_ms=1000,
-            events=events,
-        )
+        match_id = "tournament-1/match-12"
+        request = wire.decision_request(match, seat, legal, match_id, f"{match_id}#123", 1000, events)
         sizes.append(bot_pb2.ServerMessage(decision_request=request).ByteSize())
         apply(match, rng.choice(eager_choices(legal)))
     return int(statistics.median(sizes))

@@ -33,7 +33,6 @@ from server.rules import (
     canonical,
     legal_actions,
     new_match,
-    observe,
     public,
     seen_by,
 )
@@ -158,13 +157,9 @@ class MatchHost:
         request_id = f"{self.spec.match_id}#{next(self._requests)}"
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
-        request = bot_pb2.DecisionRequest(
-            match_id=self.spec.match_id,
-            request_id=request_id,
-            observation=wire.observation(observe(self.match, seat)),
-            legal_actions=[wire.action_message(a) for a in legal],
-            deadline_ms=int(self.spec.decision_timeout * 1000),
-            events=self._unsent(seat),
+        deadline_ms = int(self.spec.decision_timeout * 1000)
+        request = wire.decision_request(
+            self.match, seat, legal, self.spec.match_id, request_id, deadline_ms, self._unsent(seat)
         )
         connection.send(bot_pb2.ServerMessage(decision_request=request))
         try:

@@ -15,10 +15,13 @@ from server.rules import (
     FACES,
     Action,
     Card,
+    Match,
     Observation,
     RulesConfig,
+    observe,
 )
 from server.rules.event import Event, HandEnded
+from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 _PROTO_ENUM_FOR: dict[str, Any] = {
@@ -126,6 +129,26 @@ def _layout(kind: type) -> tuple[str, tuple[str, ...]]:
         fields = tuple(f.name for f in dataclasses.fields(kind))
         layout = _LAYOUT[kind] = (_upper_snake(kind.__name__).lower(), fields)
     return layout
+
+
+def decision_request(
+    match: Match,
+    seat: int,
+    legal: list[Action],
+    match_id: str,
+    request_id: str,
+    deadline_ms: int,
+    events: list[pb.Event],
+) -> bot_pb2.DecisionRequest:
+    """Everything `seat` needs to decide, in one message (`events`: those it has not had yet)."""
+    return bot_pb2.DecisionRequest(
+        match_id=match_id,
+        request_id=request_id,
+        observation=observation(observe(match, seat)),
+        legal_actions=[action_message(a) for a in legal],
+        deadline_ms=deadline_ms,
+        events=events,
+    )
 
 
 def event(value: Event) -> pb.Event:
