@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from cli.bot_commands import run as bot_run
+from cli.match_commands import match
 from cli.rules_commands import rules
 from cli.server_commands import bot, control_token, server_command
 
@@ -28,7 +29,7 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-for command in (rules, server_command, bot, control_token):
+for command in (rules, server_command, bot, control_token, match):
     cli.add_command(command)
 bot.add_command(bot_run)
 

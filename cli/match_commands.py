@@ -1,0 +1,81 @@
+"""`uno-arena match play`: play one match on a running server through the control service."""
+
+from __future__ import annotations
+
+import uuid
+
+import click
+import grpc
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn
+from rich.table import Table
+
+from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import game_pb2 as pb
+
+
+@click.group("match")
+def match() -> None:
+    """Matches on a running server."""
+
+
+@match.command("play")
+@click.argument("bots", nargs=-1, required=True)
+@click.option("--server", default="127.0.0.1:50051", show_default=True, help="Match server HOST:PORT.")
+@click.option("--control-token", envvar="UNO_ARENA_CONTROL_TOKEN", required=True,
+              help="A control token (env UNO_ARENA_CONTROL_TOKEN).")  # fmt: skip
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends the match."
+)
+@click.option("--match-id", default=None, help="Defaults to a fresh random id.")
+@click.option(
+    "--wait", type=click.IntRange(0), default=30, show_default=True, help="Seconds to wait for the bots."
+)
+def play(bots: tuple[str, ...], server: str, control_token: str, seed: int, target: int, match_id: str | None,
+         wait: int) -> None:  # fmt: skip
+    """Play one match between the connected BOTS (in seat order) and print the result."""
+    request = control_pb2.PlayMatchRequest(
+        match_id=match_id or f"cli-{uuid.uuid4().hex[:10]}",
+        bots=list(bots),
+        seed=seed,
+        rules=pb.RulesConfig(target_score=target),
+        wait_for_bots_ms=wait * 1000,
+    )
+    console = Console()
+    with grpc.insecure_channel(server) as channel:
+        stub = control_pb2_grpc.ControlServiceStub(channel)
+        try:
+            finished = _follow(stub, request, control_token, target, console)
+        except grpc.RpcError as error:
+            raise click.ClickException(f"{error.code().name}: {error.details()}") from None
+    result = finished.result
+    table = Table(
+        "seat", "bot", "total", "faults", title=f"match {result.match_id}: {pb.MatchEnd.Name(result.reason)}"
+    )
+    for seat, name in enumerate(result.bots):
+        mark = " (winner)" if seat in result.winners else " (forfeited)" if seat in result.forfeited else ""
+        table.add_row(str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat]))
+    console.print(table)
+    console.print(f"{len(result.hands)} hands, {finished.event_count} events; replay: seed {finished.seed}, "
+                  f"{len(finished.actions)} actions")  # fmt: skip
+
+
+def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.PlayMatchRequest, token: str,
+            target: int, console: Console) -> control_pb2.FinishedMatch:  # fmt: skip
+    totals = [0] * len(request.bots)
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[totals]}"))
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("waiting for bots", total=target, totals="")
+        for message in stub.PlayMatch(request, metadata=[("authorization", f"Bearer {token}")]):
+            kind = message.WhichOneof("kind")
+            if kind == "started":
+                progress.update(task, description="playing")
+            elif kind == "hand":
+                totals = [t + p for t, p in zip(totals, message.hand.points, strict=True)]
+                progress.update(task, completed=min(max(totals), target), totals=" ".join(map(str, totals)))
+            elif kind == "fault":
+                console.print(f"fault: seat {message.fault.seat}: {message.fault.detail}")
+            elif kind == "finished":
+                return message.finished
+    raise click.ClickException("the server ended the match stream without a result")
