@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import concurrent.futures
+import random
+import threading
+
+import grpc
+import pytest
 
 from server import wire
 from server.rules import RulesConfig, replay_match
 from server.rules.action import action_from_id
 from tests.conftest import RunningServer
-from tests.server.botclient import TestBot, play_match
+from tests.server.botclient import TestBot, eager, play_match
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -67,4 +72,33 @@ def test_matches_are_multiplexed_on_one_connection(match_server: RunningServer) 
             r.match_id for r in requests if bot.name in r.bots
         }
     for bot in [hub, *others]:
+        bot.close()
+
+
+def test_a_bot_plays_no_more_matches_than_it_announced(match_server: RunningServer) -> None:
+    release = threading.Event()
+    fallback = eager(random.Random(5))
+
+    def held(request: object) -> int:
+        assert release.wait(30)
+        return fallback(request)  # type: ignore[arg-type]
+
+    solo, *others = connect(match_server, "solo") + connect(match_server, "o1", "o2")
+    solo.policy = held  # its first match waits until the second has been refused
+    first = control_pb2.PlayMatchRequest(
+        match_id="slot-1", bots=["solo", "o1"], seed=1, rules=pb.RulesConfig(target_score=100)
+    )
+    second = control_pb2.PlayMatchRequest(
+        match_id="slot-2", bots=["solo", "o2"], seed=2, wait_for_bots_ms=300
+    )
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        running = pool.submit(play_match, match_server.address, match_server.control_token, first)
+        solo.wait_for(lambda: bool(solo.of_kind("match_started")))
+        with pytest.raises(grpc.RpcError) as refused:
+            play_match(match_server.address, match_server.control_token, second)
+        release.set()
+        assert running.result(60)[-1].finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert refused.value.code() == grpc.StatusCode.FAILED_PRECONDITION
+    assert "no free match slot" in (refused.value.details() or "")
+    for bot in [solo, *others]:
         bot.close()
