@@ -128,12 +128,13 @@ class MatchHost:
     async def _decision(self, seat: int, legal: list[Action]) -> Action:
         if seat in self.forfeited:
             return default_action(legal)
+        live = self.gateway.connection(self.spec.bots[seat])
+        if len(legal) == 1 and (live is None or live.closed or not live.ask_single):
+            return legal[0]  # nothing to choose: no round trip, and no wait for a lost bot
         connection = await self._connection(seat)
         if connection is None:
             self._forfeit(seat)
             return default_action(legal)
-        if len(legal) == 1 and not connection.ask_single:
-            return legal[0]
         return await self._ask(connection, seat, legal)
 
     async def _connection(self, seat: int) -> BotConnection | None:
