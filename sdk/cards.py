@@ -60,10 +60,6 @@ def colour_of(number: int) -> Colour | None:
     return _COLOURS.get(number)
 
 
-def colour_number(colour: Colour) -> int:
-    return next(n for n, c in _COLOURS.items() if c is colour)
-
-
 def card_from(message: Any) -> Card:
     """The view of a protocol `Card` message (cached per face)."""
     card = _BY_INDEX.get(message.index)

@@ -31,11 +31,7 @@ def event_from(message: Any) -> Event:
     inner = getattr(message, kind)
     declared = inner.DESCRIPTOR.fields_by_name
     seat = int(inner.seat) if "seat" in declared else None
-    card = (
-        card_from(inner.card)
-        if inner.DESCRIPTOR.fields_by_name.get("card") and inner.HasField("card")
-        else None
-    )
+    card = card_from(inner.card) if "card" in declared and inner.HasField("card") else None
     listed = "cards" in declared and declared["cards"].message_type is not None  # Shuffled.cards is a count
     cards = tuple(card_from(c) for c in inner.cards) if listed else ()
     values = MessageToDict(inner, preserving_proto_field_name=True, always_print_fields_with_no_presence=True)

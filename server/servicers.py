@@ -149,12 +149,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
     ) -> AsyncIterator[control_pb2.MatchProgress]:
         await self._authorise(context)
         arena = self.arena
-        if request.match_id in arena.finished:
-            for message in arena.finished[request.match_id]:
-                yield message
-            return
         host = arena.running.get(request.match_id)
-        if host is None:
+        if host is None and request.match_id not in arena.finished:
             spec = await self._spec(request, context)
             if arena.draining:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
@@ -168,7 +164,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
                 host = arena.running.get(request.match_id)
             else:
                 host = arena.start(spec)
-        if host is None:
+        if host is None:  # finished (before this call, or by a call that started it meanwhile)
             for message in arena.finished[request.match_id]:
                 yield message
             return

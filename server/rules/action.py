@@ -123,16 +123,3 @@ CHALLENGE = intern(Action(ActionKind.CHALLENGE))
 ACCEPT = intern(Action(ActionKind.ACCEPT))
 CATCH = intern(Action(ActionKind.CATCH))
 PASS = intern(Action(ActionKind.PASS))
-
-
-def plays_of(card: Card, uno: bool) -> tuple[Action, ...]:
-    """Every play of `card` with the given call: four for a Wild (one per colour), else one."""
-    return _PLAYS[(card.index, uno)]
-
-
-_PLAYS: dict[tuple[int, bool], tuple[Action, ...]] = {}
-for _a in ACTIONS:
-    if _a.kind is ActionKind.PLAY:
-        assert _a.card is not None
-        _PLAYS.setdefault((_a.card.index, _a.uno), ())
-        _PLAYS[(_a.card.index, _a.uno)] += (_a,)
