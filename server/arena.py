@@ -48,7 +48,7 @@ class Arena:
             raise
         except Exception:
             log.exception("match %s crashed", host.spec.match_id)  # a bug of ours, never a bot's
-            host._finish(None if host.match.result is not None else pb.MATCH_END_ABORTED)
+            host.finish(None if host.match.result is not None else pb.MATCH_END_ABORTED)
         finally:
             await self.gateway.release(host.spec.bots)
             self.running.pop(host.spec.match_id, None)

@@ -121,9 +121,9 @@ class MatchHost:
                 self._publish()
         except asyncio.CancelledError:
             reason = pb.MATCH_END_ABORTED
-            self._finish(reason)
+            self.finish(reason)
             raise
-        self._finish(reason)
+        self.finish(reason)
 
     async def _decision(self, seat: int, legal: list[Action]) -> Action:
         if seat in self.forfeited:
@@ -296,7 +296,7 @@ class MatchHost:
 
     # --- the end ------------------------------------------------------------
 
-    def _finish(self, reason: int | None) -> None:
+    def finish(self, reason: int | None) -> None:
         match, players = self.match, len(self.spec.bots)
         if reason is None and match.result is not None:
             code, winners, totals = (
