@@ -9,8 +9,11 @@ import click
 
 from cli.bot_commands import run as bot_run
 from cli.match_commands import match
+from cli.replay_commands import replay
 from cli.rules_commands import rules
 from cli.server_commands import bot, control_token, server_command
+from cli.tournament_commands import tournament
+from cli.worker_commands import worker
 
 
 def _version() -> str:
@@ -29,7 +32,7 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-for command in (rules, server_command, bot, control_token, match):
+for command in (rules, server_command, bot, control_token, match, tournament, worker, replay):
     cli.add_command(command)
 bot.add_command(bot_run)
 

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 import click
+import redis
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
 
@@ -27,3 +28,13 @@ key_prefix = click.option(
 
 def with_redis(command: Callable[..., Any]) -> Callable[..., Any]:
     return redis_url(key_prefix(command))
+
+
+def connect(url: str) -> redis.Redis:
+    """A Redis client that has answered a PING, or a clear error."""
+    client = redis.Redis.from_url(url)
+    try:
+        client.ping()
+    except redis.RedisError as error:
+        raise click.ClickException(f"cannot reach Redis at {url}: {error}") from None
+    return client

@@ -6,23 +6,13 @@ import asyncio
 import logging
 
 import click
-import redis
 
-from cli.options import with_redis
+from cli.options import connect, with_redis
 from server import identity
 from server.app import serve
 from server.settings import ServerSettings
 
 DEFAULTS = ServerSettings()
-
-
-def _redis(url: str) -> redis.Redis:
-    client = redis.Redis.from_url(url)
-    try:
-        client.ping()
-    except redis.RedisError as error:
-        raise click.ClickException(f"cannot reach Redis at {url}: {error}") from None
-    return client
 
 
 @click.command("server")
@@ -48,7 +38,7 @@ def server_command(listen: str, redis_url: str, key_prefix: str, **limits: int) 
     """Run the match server until Ctrl-C (which lets running matches finish first)."""
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     settings = ServerSettings(key_prefix=key_prefix, **limits)
-    _redis(redis_url).close()
+    connect(redis_url).close()
     try:
         asyncio.run(serve(listen, redis_url, settings))
     except OSError as error:
@@ -69,7 +59,7 @@ def bot() -> None:
 def register(name: str, replace: bool, redis_url: str, key_prefix: str) -> None:
     """Create bot NAME and print its token, once: only its hash is stored."""
     try:
-        token = identity.register_bot(_redis(redis_url), key_prefix, name, replace=replace)
+        token = identity.register_bot(connect(redis_url), key_prefix, name, replace=replace)
     except identity.IdentityError as error:
         raise click.ClickException(str(error)) from None
     click.echo(token)
@@ -80,4 +70,4 @@ def register(name: str, replace: bool, redis_url: str, key_prefix: str) -> None:
 @with_redis
 def control_token(redis_url: str, key_prefix: str) -> None:
     """Create a control token (for workers and the CLI) and print it, once."""
-    click.echo(identity.create_control_token(_redis(redis_url), key_prefix))
+    click.echo(identity.create_control_token(connect(redis_url), key_prefix))

@@ -34,6 +34,14 @@ class Deadlines:
 
 
 @dataclass(frozen=True, slots=True)
+class Retries:
+    """How often a failed match (e.g. a bot not connected) is tried again by RQ, and after how long."""
+
+    attempts: int = 3
+    backoff_s: tuple[int, ...] = (5, 30, 120)  # the last one repeats
+
+
+@dataclass(frozen=True, slots=True)
 class TournamentSpec:
     name: str
     bots: tuple[str, ...]
@@ -44,10 +52,12 @@ class TournamentSpec:
     server: str = "127.0.0.1:50051"  # the match server the workers ask to play
     rules: RulesConfig = field(default_factory=RulesConfig)  # players and target follow seats and target
     deadlines: Deadlines = field(default_factory=Deadlines)
+    retries: Retries = field(default_factory=Retries)
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
         values["bots"] = list(self.bots)
+        values["retries"]["backoff_s"] = list(self.retries.backoff_s)
         values["rules"] = {
             k: v for k, v in self.rules.to_dict().items() if k not in ("players", "target_score")
         }
@@ -87,6 +97,7 @@ def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
         server=_server(values.get("server", "127.0.0.1:50051")),
         rules=_rules(values.get("rules", {}), seats, target),
         deadlines=_deadlines(values.get("deadlines", {})),
+        retries=_retries(values.get("retries", {})),
     )
 
 
@@ -152,3 +163,17 @@ def _deadlines(value: Any) -> Deadlines:
     limits = {"decision_ms": (1, 600_000), "max_strikes": (1, 1000), "disconnect_grace_ms": (0, 3_600_000),
               "wait_for_bots_ms": (0, 3_600_000)}  # fmt: skip
     return Deadlines(**{k: _int(value, k, int(d), *limits[k], where="deadlines.") for k, d in known.items()})  # type: ignore[call-overload]
+
+
+def _retries(value: Any) -> Retries:
+    if not isinstance(value, dict):
+        raise SpecError(f"retries: expected a table, got {value!r}")
+    unknown = sorted(set(value) - {"attempts", "backoff_s"})
+    if unknown:
+        raise SpecError(f"retries.{unknown[0]}: unknown field (known: attempts, backoff_s)")
+    attempts = _int(value, "attempts", 3, 0, 100, where="retries.")
+    backoff = value.get("backoff_s", [5, 30, 120])
+    valid = isinstance(backoff, list) and all(isinstance(b, int) and b >= 0 for b in backoff)
+    if not valid or not backoff:
+        raise SpecError(f"retries.backoff_s: expected a list of seconds >= 0, got {backoff!r}")
+    return Retries(attempts, tuple(backoff))

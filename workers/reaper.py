@@ -1,0 +1,79 @@
+"""Noticing matches whose worker died, and queueing them again.
+
+A job holds a lease while it plays (`workers.jobs`). A match marked running
+whose lease has expired lost its worker (SIGKILL, power cut, OOM): it is put
+back in the queue, where the next job attaches to it on the match server if
+it is still being played there, or plays it again. Every `uno-arena worker`
+runs this every few seconds; `uno-arena tournament resume` runs it once.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+
+import redis
+
+from workers.queue import enqueue
+from workers.tournament import Keys, MatchState, TournamentStatus, list_ids, load, set_state, states
+
+log = logging.getLogger(__name__)
+
+MAX_PLAYS = 5  # a match whose worker died this often is failed rather than tried again
+
+# Claim a running match whose lease is gone, so that only one reaper requeues it.
+_CLAIM = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'running' or redis.call('EXISTS', KEYS[2]) == 1 then
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return 1
+"""
+
+
+def reap(client: redis.Redis, prefix: str) -> list[tuple[str, int]]:
+    """Requeue (or fail) the running matches of running tournaments that lost their worker."""
+    reaped = []
+    for tournament_id in list_ids(client, prefix):
+        keys = Keys(prefix, tournament_id)
+        if client.hget(keys.tournament, "status") != TournamentStatus.RUNNING.value.encode():
+            continue
+        for index, state in states(client, prefix, tournament_id).items():
+            if state is MatchState.RUNNING and _claim(client, keys, index):
+                _requeue(client, keys, index)
+                reaped.append((tournament_id, index))
+    return reaped
+
+
+def _claim(client: redis.Redis, keys: Keys, index: int) -> bool:
+    return bool(client.eval(_CLAIM, 2, keys.state, keys.lease(index), index, MatchState.QUEUED.value))
+
+
+def _requeue(client: redis.Redis, keys: Keys, index: int) -> None:
+    plays = int(client.hget(keys.attempts, index) or 0)
+    if plays >= MAX_PLAYS:
+        set_state(client, keys, index, MatchState.FAILED, f"its worker died {plays} times while playing it")
+        log.warning("%s match %d failed: its worker died %d times", keys.tournament_id, index, plays)
+        return
+    spec = load(client, keys.prefix, keys.tournament_id).spec
+    enqueue(client, keys.prefix, keys.tournament_id, spec, [index], force=True)
+    log.warning("%s match %d lost its worker; queued again", keys.tournament_id, index)
+
+
+class Reaper(threading.Thread):
+    """Runs `reap` every `interval` seconds until stopped; errors are logged, never fatal."""
+
+    def __init__(self, client: redis.Redis, prefix: str, interval: float) -> None:
+        super().__init__(name="reaper", daemon=True)
+        self.client, self.prefix, self.interval = client, prefix, interval
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        while not self.stopped.wait(self.interval):
+            try:
+                reap(self.client, self.prefix)
+            except redis.RedisError as error:
+                log.warning("reaper: %s", error)
+
+    def stop(self) -> None:
+        self.stopped.set()
