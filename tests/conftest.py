@@ -31,10 +31,22 @@ def redis_prefix() -> Iterator[tuple[redis.Redis, str]]:
     client.ping()
     prefix = f"uno-arena-test-{uuid.uuid4().hex[:12]}"
     yield client, prefix
-    keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
+    delete_own_keys(client, prefix)
+    client.close()
+
+
+def delete_own_keys(client: redis.Redis, prefix: str) -> None:
+    """Our keys, and RQ's for our queue, jobs and workers (all named after the prefix)."""
+    keys = [
+        *client.scan_iter(match=f"{prefix}:*", count=1000),
+        *client.scan_iter(match=f"rq:*{prefix}*", count=1000),
+    ]
     if keys:
         client.delete(*keys)
-    client.close()
+    for shared in ("rq:queues", "rq:workers"):
+        mine = [m for m in client.smembers(shared) if prefix.encode() in m]
+        if mine:
+            client.srem(shared, *mine)
 
 
 @dataclass

@@ -13,8 +13,11 @@ import logging
 import threading
 
 import redis
+from rq.exceptions import NoSuchJobError
+from rq.job import Job
+from rq.registry import StartedJobRegistry
 
-from workers.queue import enqueue
+from workers.queue import enqueue, match_queue
 from workers.tournament import Keys, MatchState, TournamentStatus, list_ids, load, set_state, states
 
 log = logging.getLogger(__name__)
@@ -60,20 +63,65 @@ def _requeue(client: redis.Redis, keys: Keys, index: int) -> None:
     log.warning("%s match %d lost its worker; queued again", keys.tournament_id, index)
 
 
+# Requeue a match still marked queued whose job started but never took the lease.
+_CLAIM_UNSTARTED = """
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'queued' or redis.call('EXISTS', KEYS[2]) == 1 then
+  return 0
+end
+return 1
+"""
+
+
+def stuck_starts(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
+    """Matches whose RQ job has started but that are still queued and unleased.
+
+    A live worker takes the lease within milliseconds of starting the job, so
+    one seen like this twice, a lease-time apart, was started by a worker that
+    died at once.
+    """
+    stuck = set()
+    for job_id in StartedJobRegistry(queue=match_queue(client, prefix)).get_job_ids():
+        try:
+            job = Job.fetch(job_id, connection=client)
+        except NoSuchJobError:
+            continue
+        if len(job.args) != 3 or job.args[2] != prefix:
+            continue
+        tournament_id, index = str(job.args[0]), int(job.args[1])
+        keys = Keys(prefix, tournament_id)
+        if client.eval(_CLAIM_UNSTARTED, 2, keys.state, keys.lease(index), index):
+            stuck.add((tournament_id, index))
+    return stuck
+
+
 class Reaper(threading.Thread):
-    """Runs `reap` every `interval` seconds until stopped; errors are logged, never fatal."""
+    """Runs `reap` every `interval` seconds until stopped; errors are logged, never fatal.
+
+    It also requeues matches whose job a worker started and died before the
+    lease was taken (`stuck_starts` seen on two passes in a row).
+    """
 
     def __init__(self, client: redis.Redis, prefix: str, interval: float) -> None:
         super().__init__(name="reaper", daemon=True)
         self.client, self.prefix, self.interval = client, prefix, interval
         self.stopped = threading.Event()
+        self.suspects: set[tuple[str, int]] = set()
 
     def run(self) -> None:
         while not self.stopped.wait(self.interval):
             try:
                 reap(self.client, self.prefix)
+                self._requeue_stuck_starts()
             except redis.RedisError as error:
                 log.warning("reaper: %s", error)
+
+    def _requeue_stuck_starts(self) -> None:
+        stuck = stuck_starts(self.client, self.prefix)
+        for tournament_id, index in stuck & self.suspects:
+            spec = load(self.client, self.prefix, tournament_id).spec
+            enqueue(self.client, self.prefix, tournament_id, spec, [index], force=True)
+            log.warning("%s match %d: its worker died as it started; queued again", tournament_id, index)
+        self.suspects = stuck - self.suspects
 
     def stop(self) -> None:
         self.stopped.set()

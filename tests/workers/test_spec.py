@@ -1,0 +1,77 @@
+"""Bad tournament specs are refused with a message naming the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import redis
+
+from server import identity
+from workers.lifecycle import check_bots
+from workers.spec import SpecError, TournamentSpec, load_spec, spec_from_dict
+
+GOOD = {"name": "cup", "bots": ["a", "b", "c"]}
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"bots": ["a"]}, "bots: too few bots"),
+        ({"bots": ["a", "a", "b"]}, "bots: 'a' is listed twice"),
+        ({"bots": ["a", "b c"]}, "bots: 'b c'"),
+        ({"seats": 4}, "bots: too few bots (3) for 4 seats"),
+        ({"seats": 11}, "seats: must be 2 to 10"),
+        ({"seats": "2"}, "seats: expected an integer"),
+        ({"cycles": 0}, "cycles: must be"),
+        ({"target": 0}, "target: must be"),
+        ({"name": ""}, "name:"),
+        ({"server": "nowhere"}, "server: expected HOST:PORT"),
+        ({"colour": "red"}, "colour: unknown field"),
+        ({"rules": {"dealer": "sideways"}}, "rules.dealer: 'sideways' is not one of"),
+        ({"rules": {"stacking": True}}, "rules.stacking: house rule not supported"),
+        ({"rules": {"players": 3}}, "rules.players: set by the spec's `seats`"),
+        ({"rules": {"hand_size": 40}, "seats": 3}, "rules.hand_size"),
+        ({"deadlines": {"decision_ms": 0}}, "deadlines.decision_ms: must be"),
+        ({"deadlines": {"think_ms": 5}}, "deadlines.think_ms: unknown field"),
+        ({"retries": {"backoff_s": []}}, "retries.backoff_s"),
+    ],
+)
+def test_bad_specs_name_the_field(change: dict[str, object], field: str) -> None:
+    with pytest.raises(SpecError) as raised:
+        spec_from_dict({**GOOD, **change})
+    assert str(raised.value).startswith(field), str(raised.value)
+
+
+def test_required_fields() -> None:
+    for missing in ("name", "bots"):
+        with pytest.raises(SpecError, match=f"^{missing}: required"):
+            spec_from_dict({k: v for k, v in GOOD.items() if k != missing})
+
+
+def test_toml_with_defaults_and_flag_overrides(tmp_path: Path) -> None:
+    path = tmp_path / "cup.toml"
+    path.write_text('name = "cup"\nbots = ["a", "b", "c"]\nseed = 3\n[rules]\ndealer = "rotate_left"\n'
+                    "[deadlines]\ndecision_ms = 500\n")  # fmt: skip
+    spec = load_spec(path, {"cycles": 2, "seats": None})
+    assert (spec.seats, spec.cycles, spec.target, spec.seed) == (2, 2, 500, 3)
+    assert spec.rules.dealer.value == "rotate_left" and spec.rules.players == 2
+    assert spec.deadlines.decision_ms == 500
+    assert spec_from_dict(spec.to_dict()) == spec  # what Redis stores reads back the same
+
+
+def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
+    with pytest.raises(SpecError, match="cannot read"):
+        load_spec(tmp_path / "missing.toml")
+    (tmp_path / "bad.toml").write_text("name = ")
+    with pytest.raises(SpecError, match="not valid TOML"):
+        load_spec(tmp_path / "bad.toml")
+
+
+def test_unknown_bots_are_refused(redis_prefix: tuple[redis.Redis, str]) -> None:
+    client, prefix = redis_prefix
+    identity.register_bot(client, prefix, "a")
+    identity.register_bot(client, prefix, "b")
+    spec: TournamentSpec = spec_from_dict(GOOD)
+    with pytest.raises(SpecError, match=r"^bots: unknown bot 'c'"):
+        check_bots(client, prefix, spec)

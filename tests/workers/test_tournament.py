@@ -1,0 +1,187 @@
+"""Tournaments end to end: real Redis, real `uno-arena worker` processes, a real server, SDK bots."""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from click.testing import CliRunner
+
+from cli.main import cli
+from sdk import Action, Bot, Observation
+from sdk.examples.greedy_bot import GreedyBot
+from sdk.examples.random_bot import RandomBot
+from tests.conftest import RunningServer
+from tests.sdk.runner import BackgroundBot
+from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
+from workers import lifecycle, recording
+from workers.queue import match_queue
+from workers.spec import spec_from_dict
+from workers.tournament import Keys, MatchState, TournamentStatus, errors, load, states
+
+
+class SlowGreedyBot(GreedyBot):
+    """Greedy, thinking 4 ms per decision, so that a match lasts long enough to be killed mid-way."""
+
+    def decide(self, observation: Observation) -> Action:
+        time.sleep(0.004)
+        return super().decide(observation)
+
+
+@pytest.fixture
+def workers(match_server: RunningServer, tmp_path: Path) -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        worker.stop()
+
+
+def start_worker(server: RunningServer, started: list[WorkerProcess], tmp_path: Path) -> WorkerProcess:
+    worker = WorkerProcess(
+        server.prefix, server.control_token, tmp_path / f"worker{len(started)}.log"
+    ).start()
+    started.append(worker)
+    return worker
+
+
+def connect_bots(server: RunningServer, bots: dict[str, Bot]) -> list[BackgroundBot]:
+    running = [BackgroundBot(bot, server.address, name, server.register(name), max_matches=4)
+               for name, bot in bots.items()]  # fmt: skip
+    for bot in running:
+        bot.wait_connected()
+    return running
+
+
+def invoke(server: RunningServer, *args: str) -> str:
+    result = CliRunner().invoke(cli, [*args[:2], "--redis-url", REDIS_URL, "--key-prefix", server.prefix,
+                                      *args[2:]])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def finished(server: RunningServer, tournament_id: str) -> bool:
+    return load(server.redis, server.prefix, tournament_id).status is TournamentStatus.FINISHED
+
+
+def assert_recorded_once(client: redis.Redis, prefix: str, tournament_id: str) -> None:
+    tournament = load(client, prefix, tournament_id)
+    keys = Keys(prefix, tournament_id)
+    recorded = [i.decode() for i in client.lrange(keys.results, 0, -1)]
+    assert sorted(recorded) == [keys.match_id(i) for i in range(tournament.matches)]  # each once, none lost
+    assert tournament.done == tournament.matches
+    assert set(states(client, prefix, tournament_id).values()) == {MatchState.DONE}
+
+
+def test_small_tournament_from_spec_to_results(match_server: RunningServer, workers: list[WorkerProcess],
+                                               tmp_path: Path) -> None:  # fmt: skip
+    bots = connect_bots(match_server, {"rand": RandomBot(1), "greedy": GreedyBot(), "greedy2": GreedyBot()})
+    spec = tmp_path / "cup.toml"
+    spec.write_text(f'name = "cup"\nbots = ["rand", "greedy", "greedy2"]\ntarget = 100\nseed = 4\n'
+                    f'server = "{match_server.address}"\n[deadlines]\nwait_for_bots_ms = 5000\n')  # fmt: skip
+    output = invoke(match_server, "tournament", "create", str(spec), "--cycles", "2", "--id", "cup1")
+    assert "6 matches" in output
+    invoke(match_server, "tournament", "start", "cup1")
+    start_worker(match_server, workers, tmp_path)
+    wait_until(lambda: finished(match_server, "cup1"), 120, "the tournament to finish")
+    assert_recorded_once(match_server.redis, match_server.prefix, "cup1")
+
+    summaries = recording.summaries(match_server.redis, match_server.prefix, "cup1")
+    for summary in summaries:
+        assert max(summary["totals"]) >= 100 and summary["reason"] == "target_reached"
+        assert "greedy" in summary["bots"] or "greedy2" in summary["bots"]
+    assert "done" in invoke(match_server, "tournament", "status", "cup1")
+    assert "greedy" in invoke(match_server, "tournament", "watch", "cup1")  # returns once finished
+
+    text = invoke(match_server, "replay", "cup1-m00000")
+    assert "hand 1" in text and "target_reached" in text
+    exported = json.loads(invoke(match_server, "replay", "cup1-m00000", "--json"))
+    match = recording.load_match(match_server.redis, match_server.prefix, "cup1-m00000")
+    assert match is not None and len(exported["events"]) == match.finished.event_count > 0
+
+    keys = Keys(match_server.prefix, "cup1")  # recording the same match again changes nothing
+    assert not recording.record(match_server.redis, keys, 0, match.finished, match.events)
+    assert_recorded_once(match_server.redis, match_server.prefix, "cup1")
+    for bot in bots:
+        bot.stop()
+
+
+def test_killed_workers_lose_and_double_nothing(match_server: RunningServer, workers: list[WorkerProcess],
+                                                tmp_path: Path) -> None:  # fmt: skip
+    names = [f"bot{i}" for i in range(7)]
+    bots = connect_bots(match_server, {n: SlowGreedyBot() for n in names})
+    spec = spec_from_dict({"name": "chaos", "bots": names, "target": 300, "seed": 9,
+                           "server": match_server.address})  # fmt: skip
+    client, prefix = match_server.redis, match_server.prefix
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    assert lifecycle.start(client, prefix, tournament_id) == 21
+    running = [start_worker(match_server, workers, tmp_path) for _ in range(2)]
+    rng = random.Random(5)
+    hit: set[int] = set()
+    for _ in range(3):  # SIGKILL every worker at a random moment of a running match, and restart them
+        wait_until(lambda: MatchState.RUNNING in states(client, prefix, tournament_id).values(), 60,
+                   "a running match")  # fmt: skip
+        time.sleep(rng.uniform(0, 0.5))  # the random moment, not synchronisation
+        hit |= {i for i, s in states(client, prefix, tournament_id).items() if s is MatchState.RUNNING}
+        for victim in running:
+            victim.kill()
+        running = [start_worker(match_server, workers, tmp_path) for _ in range(2)]
+    wait_until(lambda: finished(match_server, tournament_id), 180, "the tournament to finish")
+    assert_recorded_once(client, prefix, tournament_id)
+    plays = {int(k): int(v) for k, v in client.hgetall(Keys(prefix, tournament_id).attempts).items()}
+    assert hit and sum(plays.values()) > 21  # matches were picked up again after the kills
+    for bot in bots:
+        bot.stop()
+
+
+def test_a_missing_bot_fails_with_a_reason_then_reruns(
+    match_server: RunningServer, workers: list[WorkerProcess], tmp_path: Path
+) -> None:
+    client, prefix = match_server.redis, match_server.prefix
+    here = connect_bots(match_server, {"here": GreedyBot()})
+    late_token = match_server.register("late")
+    spec = spec_from_dict({
+        "name": "late", "bots": ["here", "late"], "target": 50, "server": match_server.address,
+        "deadlines": {"wait_for_bots_ms": 200}, "retries": {"attempts": 1, "backoff_s": [0]},
+    })  # fmt: skip
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    lifecycle.start(client, prefix, tournament_id)
+    start_worker(match_server, workers, tmp_path)
+    wait_until(lambda: states(client, prefix, tournament_id)[0] is MatchState.FAILED, 60, "the match to fail")
+    reason = errors(client, prefix, tournament_id)[0]
+    assert "FAILED_PRECONDITION" in reason and "late" in reason, reason
+    assert load(client, prefix, tournament_id).status is TournamentStatus.RUNNING
+
+    late = BackgroundBot(GreedyBot(), match_server.address, "late", late_token)
+    late.wait_connected()
+    assert lifecycle.rerun_failed(client, prefix, tournament_id) == 1
+    wait_until(lambda: finished(match_server, tournament_id), 60, "the rerun to finish")
+    assert_recorded_once(client, prefix, tournament_id)
+    assert errors(client, prefix, tournament_id) == {}
+    for bot in [*here, late]:
+        bot.stop()
+
+
+def test_cancel_resume_and_never_queued_twice(match_server: RunningServer, workers: list[WorkerProcess],
+                                              tmp_path: Path) -> None:  # fmt: skip
+    client, prefix = match_server.redis, match_server.prefix
+    bots = connect_bots(match_server, {"a": GreedyBot(), "b": GreedyBot(), "c": RandomBot(2)})
+    spec = spec_from_dict(
+        {"name": "paused", "bots": ["a", "b", "c"], "target": 50, "server": match_server.address}
+    )
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    assert lifecycle.start(client, prefix, tournament_id) == 3
+    assert lifecycle.resume(client, prefix, tournament_id) == 0  # all three are already queued
+    assert len(match_queue(client, prefix)) == 3
+    assert lifecycle.cancel(client, prefix, tournament_id) == 3
+    assert set(states(client, prefix, tournament_id).values()) == {MatchState.CANCELLED}
+    assert lifecycle.resume(client, prefix, tournament_id) == 3
+    start_worker(match_server, workers, tmp_path)
+    wait_until(lambda: finished(match_server, tournament_id), 60, "the tournament to finish")
+    assert_recorded_once(client, prefix, tournament_id)
+    for bot in bots:
+        bot.stop()
