@@ -23,7 +23,7 @@ import redis
 
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
-from workers.tournament import Keys
+from workers.tournament import Keys, text
 
 _RECORD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -81,8 +81,9 @@ def record(
     values = summary(finished, keys.tournament_id, index)
     values["match_id"] = match_id
     log = control_pb2.EventLogChunk(events=events).SerializeToString()
-    argv = [index, match_id, json.dumps(values), zlib.compress(finished.SerializeToString()),
-            zlib.compress(log), time.time(), keys.tournament_id]  # fmt: skip
+    argv: list[str | bytes | float] = [index, match_id, json.dumps(values),
+                                       zlib.compress(finished.SerializeToString()), zlib.compress(log),
+                                       time.time(), keys.tournament_id]  # fmt: skip
     script_keys = [keys.match(match_id), keys.state, keys.errors, keys.results, keys.tournament]
     return bool(client.eval(_RECORD, len(script_keys), *script_keys, *argv))
 
@@ -109,15 +110,19 @@ def load_match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch
     raw = client.hgetall(f"{prefix}:match:{match_id}")
     if not raw:
         return None
-    finished = control_pb2.FinishedMatch.FromString(zlib.decompress(raw[b"finished"]))
-    log = control_pb2.EventLogChunk.FromString(zlib.decompress(raw[b"log"]))
+    finished = control_pb2.FinishedMatch.FromString(zlib.decompress(_bytes(raw[b"finished"])))
+    log = control_pb2.EventLogChunk.FromString(zlib.decompress(_bytes(raw[b"log"])))
     return RecordedMatch(match_id, json.loads(raw[b"summary"]), finished, list(log.events),
                          float(raw[b"recorded"]))  # fmt: skip
 
 
+def _bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
+
+
 def summaries(client: redis.Redis, prefix: str, tournament_id: str) -> list[dict[str, Any]]:
     """Every recorded match of the tournament, in recording order."""
-    ids = [i.decode() for i in client.lrange(Keys(prefix, tournament_id).results, 0, -1)]
+    ids = [text(i) for i in client.lrange(Keys(prefix, tournament_id).results, 0, -1)]
     with client.pipeline(transaction=False) as pipe:
         for match_id in ids:
             pipe.hget(f"{prefix}:match:{match_id}", "summary")

@@ -12,6 +12,7 @@ that the draw falls to the bot whose turn it is to deal first.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import math
@@ -221,7 +222,7 @@ def balance_dealers(orders: list[list[int]], rng: random.Random) -> list[int]:
 
 def first_dealer(rules: RulesConfig, players: int, seed: int) -> int:
     """The seat the rules draw to deal the first hand of a match with this seed."""
-    config = RulesConfig(**{**rules.to_dict(), "players": players})  # type: ignore[arg-type]
+    config = dataclasses.replace(rules, players=players)
     return new_match(config, random.Random(seed)).hand.dealer
 
 

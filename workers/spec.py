@@ -156,13 +156,13 @@ def _rules(value: Any, seats: int, target: int) -> RulesConfig:
 def _deadlines(value: Any) -> Deadlines:
     if not isinstance(value, dict):
         raise SpecError(f"deadlines: expected a table, got {value!r}")
-    known = {f.name: f.default for f in fields(Deadlines)}
+    known: dict[str, int] = asdict(Deadlines())
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise SpecError(f"deadlines.{unknown[0]}: unknown field (known: {', '.join(known)})")
     limits = {"decision_ms": (1, 600_000), "max_strikes": (1, 1000), "disconnect_grace_ms": (0, 3_600_000),
               "wait_for_bots_ms": (0, 3_600_000)}  # fmt: skip
-    return Deadlines(**{k: _int(value, k, int(d), *limits[k], where="deadlines.") for k, d in known.items()})  # type: ignore[call-overload]
+    return Deadlines(**{k: _int(value, k, d, *limits[k], where="deadlines.") for k, d in known.items()})
 
 
 def _retries(value: Any) -> Retries:

@@ -94,6 +94,11 @@ class Keys:
         return f"{self.prefix}:match:{match_id}"
 
 
+def text(value: bytes | str) -> str:
+    """A Redis reply as text (clients for RQ must not decode replies themselves)."""
+    return value.decode() if isinstance(value, bytes) else value
+
+
 def new_tournament_id(name: str) -> str:
     slug = re.sub(r"[^A-Za-z0-9_-]", "-", name)[:40]
     return f"{slug}-{secrets.token_hex(3)}"
@@ -138,10 +143,10 @@ class Tournament:
 
 def load(client: redis.Redis, prefix: str, tournament_id: str) -> Tournament:
     keys = Keys(prefix, tournament_id)
-    record = {k.decode(): v.decode() for k, v in client.hgetall(keys.tournament).items()}
+    record = {text(k): text(v) for k, v in client.hgetall(keys.tournament).items()}
     if "spec" not in record:
         raise TournamentError(f"no tournament {tournament_id!r} (see `uno-arena tournament list`)")
-    states = Counter(MatchState(v.decode()) for v in client.hvals(keys.state))
+    states = Counter(MatchState(text(v)) for v in client.hvals(keys.state))
     return Tournament(
         id=tournament_id,
         spec=spec_from_dict(json.loads(record["spec"])),
@@ -164,17 +169,17 @@ def scheduled_match(client: redis.Redis, prefix: str, tournament_id: str, index:
 
 
 def list_ids(client: redis.Redis, prefix: str) -> list[str]:
-    return [i.decode() for i in client.zrange(f"{prefix}:tournaments", 0, -1)]
+    return [text(i) for i in client.zrange(f"{prefix}:tournaments", 0, -1)]  # type: ignore[arg-type]
 
 
 def states(client: redis.Redis, prefix: str, tournament_id: str) -> dict[int, MatchState]:
     raw = client.hgetall(Keys(prefix, tournament_id).state)
-    return {int(k): MatchState(v.decode()) for k, v in raw.items()}
+    return {int(k): MatchState(text(v)) for k, v in raw.items()}
 
 
 def errors(client: redis.Redis, prefix: str, tournament_id: str) -> dict[int, str]:
     raw = client.hgetall(Keys(prefix, tournament_id).errors)
-    return {int(k): v.decode() for k, v in raw.items()}
+    return {int(k): text(v) for k, v in raw.items()}
 
 
 # Set a match's state unless its result is recorded: a late or duplicate job never un-finishes it.
@@ -192,4 +197,5 @@ def set_state(client: redis.Redis, keys: Keys, index: int, state: MatchState, er
 
 
 def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **times: float) -> None:
-    client.hset(keys.tournament, mapping={"status": status.value, **times})
+    mapping: dict[str, str | float] = {"status": status.value, **times}
+    client.hset(keys.tournament, mapping=mapping)  # type: ignore[arg-type]
