@@ -48,13 +48,13 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
     settings = WorkerSettings.from_env()
     with _lease(client, keys, index, job.id, settings.lease_seconds):
         try:
-            finished, events = _play(client, keys, index, tournament.spec, settings)
+            finished, log_bytes = _play(client, keys, index, tournament.spec, settings)
         except MatchFailed as error:
             retrying = bool(job.retries_left)
             state = MatchState.QUEUED if retrying else MatchState.FAILED
             set_state(client, keys, index, state, f"{error}{' (will retry)' if retrying else ''}")
             raise
-        new = recording.record(client, keys, index, finished, events)
+        new = recording.record(client, keys, index, finished, log_bytes)
     outcome = "recorded" if new else "already recorded"
     log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
     return outcome
@@ -89,7 +89,7 @@ def _lease(client: redis.Redis, keys: Keys, index: int, holder: str, seconds: fl
 
 
 def _play(client: redis.Redis, keys: Keys, index: int, spec: TournamentSpec,
-          settings: WorkerSettings) -> tuple[control_pb2.FinishedMatch, list[pb.Event]]:  # fmt: skip
+          settings: WorkerSettings) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
     match = scheduled_match(client, keys.prefix, keys.tournament_id, index)
     deadlines = spec.deadlines
     request = control_pb2.PlayMatchRequest(
@@ -103,26 +103,26 @@ def _play(client: redis.Redis, keys: Keys, index: int, spec: TournamentSpec,
         wait_for_bots_ms=deadlines.wait_for_bots_ms,
     )
     metadata = [("authorization", f"Bearer {settings.control_token}")]
-    events: list[pb.Event] = []
+    chunks: list[bytes] = []
+    events = 0
     try:
         with grpc.insecure_channel(spec.server) as channel:
             stub = control_pb2_grpc.ControlServiceStub(channel)
             for progress in stub.PlayMatch(request, metadata=metadata):
                 kind = progress.WhichOneof("kind")
                 if kind == "log":
-                    events.extend(progress.log.events)
+                    chunks.append(progress.log.SerializeToString())
+                    events += len(progress.log.events)
                 elif kind == "finished":
-                    return _checked(progress.finished, events)
+                    _check(progress.finished, events)
+                    return progress.finished, b"".join(chunks)
     except grpc.RpcError as error:
         raise MatchFailed(f"{error.code().name}: {error.details()}") from None
     raise MatchFailed("the match server ended the stream without a result")
 
 
-def _checked(
-    finished: control_pb2.FinishedMatch, events: list[pb.Event]
-) -> tuple[control_pb2.FinishedMatch, list[pb.Event]]:
+def _check(finished: control_pb2.FinishedMatch, events: int) -> None:
     if finished.result.reason == pb.MATCH_END_ABORTED:
         raise MatchFailed("the match server aborted the match (shutting down?)")
-    if finished.event_count != len(events):
-        raise MatchFailed(f"event log incomplete: {len(events)} of {finished.event_count} events")
-    return finished, events
+    if finished.event_count != events:
+        raise MatchFailed(f"event log incomplete: {events} of {finished.event_count} events")

@@ -74,15 +74,18 @@ def _hand(hand: pb.HandEnded) -> dict[str, Any]:
 
 
 def record(
-    client: redis.Redis, keys: Keys, index: int, finished: control_pb2.FinishedMatch, events: list[pb.Event]
+    client: redis.Redis, keys: Keys, index: int, finished: control_pb2.FinishedMatch, log: bytes
 ) -> bool:
-    """Record a finished match of the tournament; False if it was recorded before (nothing changes)."""
+    """Record a finished match of the tournament; False if it was recorded before (nothing changes).
+
+    `log` is the serialized `EventLogChunk` of every event: the log chunks as
+    received, concatenated (protobuf merges repeated fields), never re-encoded.
+    """
     match_id = keys.match_id(index)
     values = summary(finished, keys.tournament_id, index)
     values["match_id"] = match_id
-    log = control_pb2.EventLogChunk(events=events).SerializeToString()
     argv: list[str | bytes | float] = [index, match_id, json.dumps(values),
-                                       zlib.compress(finished.SerializeToString()), zlib.compress(log),
+                                       zlib.compress(finished.SerializeToString(), 1), zlib.compress(log, 1),
                                        time.time(), keys.tournament_id]  # fmt: skip
     script_keys = [keys.match(match_id), keys.state, keys.errors, keys.results, keys.tournament]
     return bool(client.eval(_RECORD, len(script_keys), *script_keys, *argv))

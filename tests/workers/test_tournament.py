@@ -19,6 +19,7 @@ from sdk.examples.random_bot import RandomBot
 from tests.conftest import RunningServer
 from tests.sdk.runner import BackgroundBot
 from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
+from uno_arena.v1 import control_pb2
 from workers import lifecycle, recording
 from workers.queue import match_queue
 from workers.spec import spec_from_dict
@@ -104,7 +105,8 @@ def test_small_tournament_from_spec_to_results(match_server: RunningServer, work
     assert match is not None and len(exported["events"]) == match.finished.event_count > 0
 
     keys = Keys(match_server.prefix, "cup1")  # recording the same match again changes nothing
-    assert not recording.record(match_server.redis, keys, 0, match.finished, match.events)
+    log = control_pb2.EventLogChunk(events=match.events).SerializeToString()
+    assert not recording.record(match_server.redis, keys, 0, match.finished, log)
     assert_recorded_once(match_server.redis, match_server.prefix, "cup1")
     for bot in bots:
         bot.stop()
