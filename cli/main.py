@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from cli.bot_commands import run as bot_run
+from cli.leaderboard_commands import leaderboard
 from cli.match_commands import match
 from cli.replay_commands import replay
 from cli.rules_commands import rules
@@ -32,7 +33,7 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-for command in (rules, server_command, bot, control_token, match, tournament, worker, replay):
+for command in (rules, server_command, bot, control_token, match, tournament, worker, replay, leaderboard):
     cli.add_command(command)
 bot.add_command(bot_run)
 

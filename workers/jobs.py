@@ -18,13 +18,14 @@ import grpc
 import redis
 from rq import get_current_job
 
+from leaderboard import board
 from server import wire
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from workers import recording
 from workers.settings import WorkerSettings
 from workers.spec import TournamentSpec
-from workers.tournament import Keys, MatchState, TournamentStatus, load, scheduled_match, set_state
+from workers.tournament import Keys, MatchState, TournamentStatus, list_ids, load, scheduled_match, set_state
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,7 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
             set_state(client, keys, index, state, f"{error}{' (will retry)' if retrying else ''}")
             raise
         new = recording.record(client, keys, index, finished, log_bytes)
+    refresh_leaderboards(client, prefix, tournament_id)
     outcome = "recorded" if new else "already recorded"
     log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
     return outcome
@@ -126,3 +128,10 @@ def _check(finished: control_pb2.FinishedMatch, events: int) -> None:
         raise MatchFailed("the match server aborted the match (shutting down?)")
     if finished.event_count != events:
         raise MatchFailed(f"event log incomplete: {events} of {finished.event_count} events")
+
+
+def refresh_leaderboards(client: redis.Redis, prefix: str, tournament_id: str) -> None:
+    """Recompute the tournament's and the overall leaderboard from every recorded result."""
+    board.store(client, prefix, tournament_id, recording.summaries(client, prefix, tournament_id))
+    everything = [s for t in list_ids(client, prefix) for s in recording.summaries(client, prefix, t)]
+    board.store(client, prefix, board.ALL, everything)

@@ -13,6 +13,7 @@ import redis
 from click.testing import CliRunner
 
 from cli.main import cli
+from leaderboard import board
 from sdk import Action, Bot, Observation
 from sdk.examples.greedy_bot import GreedyBot
 from sdk.examples.random_bot import RandomBot
@@ -103,6 +104,14 @@ def test_small_tournament_from_spec_to_results(match_server: RunningServer, work
     exported = json.loads(invoke(match_server, "replay", "cup1-m00000", "--json"))
     match = recording.load_match(match_server.redis, match_server.prefix, "cup1-m00000")
     assert match is not None and len(exported["events"]) == match.finished.event_count > 0
+
+    stored = board.load(match_server.redis, match_server.prefix, "cup1")  # kept up to date by the jobs
+    assert stored is not None and stored["matches"] == 6
+    table = json.loads(invoke(match_server, "leaderboard", "cup1", "--json"))
+    assert [row["bot"] for row in table["standings"]][-1] == "rand"  # the weaker bot ranks last
+    assert table["head_to_head"]["greedy"]["rand"]["tables"] == 2
+    assert "rand" in invoke(match_server, "leaderboard", "cup1")
+    assert invoke(match_server, "leaderboard", "--csv").startswith("rank,bot,ordinal,mu,sigma,matches")
 
     keys = Keys(match_server.prefix, "cup1")  # recording the same match again changes nothing
     log = control_pb2.EventLogChunk(events=match.events).SerializeToString()

@@ -1,0 +1,1 @@
+"""Ratings and standings of bots, from recorded match results."""

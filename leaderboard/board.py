@@ -1,0 +1,52 @@
+"""The stored leaderboard: standings and head-to-head of a tournament, and of all tournaments.
+
+Kept in Redis as JSON snapshots, recomputed from every recorded result each
+time a match is recorded. Recomputing is a pure function of the recorded
+results (`leaderboard.standings`), so it is idempotent with the recording: a
+job that runs twice, or dies between recording and refreshing, leaves the
+same table once the next match (or `uno-arena leaderboard --refresh`) is in.
+
+Keys: `{p}:leaderboard:{tournament id}` and `{p}:leaderboard:all` (strings, JSON).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import redis
+
+from leaderboard.standings import head_to_head, standings
+
+ALL = "all"
+
+
+def key(prefix: str, scope: str) -> str:
+    return f"{prefix}:leaderboard:{scope}"
+
+
+def compute(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    return {
+        "standings": [row.to_dict() for row in standings(summaries)],
+        "head_to_head": {
+            bot: {other: {"score": score, "tables": n} for other, (score, n) in row.items()}
+            for bot, row in head_to_head(summaries).items()
+        },
+        "matches": len(summaries),
+        "computed": time.time(),
+    }
+
+
+def store(
+    client: redis.Redis, prefix: str, scope: str, summaries: Sequence[Mapping[str, Any]]
+) -> dict[str, Any]:
+    board = compute(summaries)
+    client.set(key(prefix, scope), json.dumps(board))
+    return board
+
+
+def load(client: redis.Redis, prefix: str, scope: str) -> dict[str, Any] | None:
+    raw = client.get(key(prefix, scope))
+    return json.loads(raw) if raw is not None else None
