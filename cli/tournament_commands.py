@@ -132,7 +132,7 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
                 time.sleep(1)  # a refresh interval, not synchronisation
     except KeyboardInterrupt:
         return
-    click.echo(f"tournament {state.tournament.status}")
+    click.echo(f"\ntournament {state.tournament.status}")
 
 
 def _detail(state: lifecycle.Progress) -> str:
