@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 from server import identity, wire  # noqa: E402
 from uno_arena.v1 import control_pb2, control_pb2_grpc  # noqa: E402
 from workers import lifecycle  # noqa: E402
+from workers.queue import delete_prefix  # noqa: E402
 from workers.spec import TournamentSpec, spec_from_dict  # noqa: E402
 from workers.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
 
@@ -199,13 +200,7 @@ def main() -> None:
     finally:
         for process in processes:
             stop(process)
-        keys = [*client.scan_iter(match=f"{prefix}:*"), *client.scan_iter(match=f"rq:*{prefix}*")]
-        if keys:
-            client.delete(*keys)
-        for shared in ("rq:queues", "rq:workers"):
-            mine = [m for m in client.smembers(shared) if prefix.encode() in m]
-            if mine:
-                client.srem(shared, *mine)
+        delete_prefix(client, prefix)
 
 
 if __name__ == "__main__":

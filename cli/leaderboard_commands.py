@@ -46,7 +46,7 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
         writer.writeheader()
         writer.writerows(table["standings"])
     else:
-        _print(Console(), table, tournament_id or "all tournaments")
+        print_leaderboard(Console(), table, tournament_id or "all tournaments")
 
 
 def _summaries(client: redis.Redis, prefix: str, tournament_id: str | None) -> list[dict[str, Any]]:
@@ -54,7 +54,7 @@ def _summaries(client: redis.Redis, prefix: str, tournament_id: str | None) -> l
     return [s for t in ids for s in recording.summaries(client, prefix, t)]
 
 
-def _print(console: Console, table: dict[str, Any], title: str) -> None:
+def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> None:
     standings = Table("#", "bot", "rating (mu - 3 sigma)", "mu +- sigma", "matches", "wins", "win rate [95%]",
                       "points/match", "hands won", "faults (t/i/d/f)",
                       title=f"leaderboard: {title}, {table['matches']} matches")  # fmt: skip

@@ -8,6 +8,7 @@ from importlib.metadata import PackageNotFoundError, version
 import click
 
 from cli.bot_commands import run as bot_run
+from cli.demo_commands import demo
 from cli.leaderboard_commands import leaderboard
 from cli.match_commands import match
 from cli.replay_commands import replay
@@ -33,7 +34,18 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-for command in (rules, server_command, bot, control_token, match, tournament, worker, replay, leaderboard):
+for command in (
+    rules,
+    server_command,
+    bot,
+    control_token,
+    match,
+    tournament,
+    worker,
+    replay,
+    leaderboard,
+    demo,
+):
     cli.add_command(command)
 bot.add_command(bot_run)
 

@@ -18,6 +18,7 @@ from server import identity
 from server.app import create_server, redis_client
 from server.arena import Arena
 from server.settings import ServerSettings
+from workers.queue import delete_prefix
 
 REDIS_HOST = os.environ.get("UNO_ARENA_TEST_REDIS_HOST", "127.0.0.1")
 REDIS_PORT = int(os.environ.get("REDIS_PORT", os.environ.get("UNO_ARENA_TEST_REDIS_PORT", "6379")))
@@ -31,22 +32,8 @@ def redis_prefix() -> Iterator[tuple[redis.Redis, str]]:
     client.ping()
     prefix = f"uno-arena-test-{uuid.uuid4().hex[:12]}"
     yield client, prefix
-    delete_own_keys(client, prefix)
+    delete_prefix(client, prefix)  # ours, and RQ's for our queue, jobs and workers
     client.close()
-
-
-def delete_own_keys(client: redis.Redis, prefix: str) -> None:
-    """Our keys, and RQ's for our queue, jobs and workers (all named after the prefix)."""
-    keys = [
-        *client.scan_iter(match=f"{prefix}:*", count=1000),
-        *client.scan_iter(match=f"rq:*{prefix}*", count=1000),
-    ]
-    if keys:
-        client.delete(*keys)
-    for shared in ("rq:queues", "rq:workers"):
-        mine = [m for m in client.smembers(shared) if prefix.encode() in m]
-        if mine:
-            client.srem(shared, *mine)
 
 
 @dataclass

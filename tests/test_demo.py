@@ -1,0 +1,35 @@
+"""`uno-arena demo` end to end, with a small tournament: embedded Redis, and an external one."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import redis
+
+from tests.workers.harness import REDIS_URL
+
+
+def run_demo(*flags: str) -> str:
+    command = [sys.executable, "-m", "cli.main", "demo", "--target", "60", "--cycles", "1", *flags]
+    environment = {**os.environ, "COLUMNS": "160"}
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_demo_with_embedded_redis() -> None:
+    output = run_demo()
+    assert "embedded Redis" in output and "3 matches to 60" in output
+    for bot in ("random", "greedy", "strong"):
+        assert f"│ {bot}" in output
+    assert "head to head" in output
+
+
+def test_demo_with_an_external_redis_leaves_no_keys(redis_prefix: tuple[redis.Redis, str]) -> None:
+    client, _ = redis_prefix
+    output = run_demo("--redis-url", REDIS_URL)
+    assert "embedded Redis" not in output and "leaderboard: demo" in output
+    leftovers = list(client.scan_iter(match="*demo-*", count=1000))
+    assert leftovers == []
