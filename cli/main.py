@@ -15,6 +15,7 @@ from cli.replay_commands import replay
 from cli.rules_commands import rules
 from cli.server_commands import bot, control_token, server_command
 from cli.tournament_commands import tournament
+from cli.web_commands import web
 from cli.worker_commands import worker
 
 
@@ -45,6 +46,7 @@ for command in (
     replay,
     leaderboard,
     demo,
+    web,
 ):
     cli.add_command(command)
 bot.add_command(bot_run)

@@ -12,7 +12,8 @@ from tests.workers.harness import REDIS_URL
 
 
 def run_demo(*flags: str) -> str:
-    command = [sys.executable, "-m", "cli.main", "demo", "--target", "60", "--cycles", "1", *flags]
+    command = [sys.executable, "-m", "cli.main", "demo", "--target", "60", "--cycles", "1", "--exit",
+               "--web", "127.0.0.1:0", *flags]  # fmt: skip
     environment = {**os.environ, "COLUMNS": "160"}
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
     assert done.returncode == 0, done.stdout + done.stderr
@@ -24,7 +25,7 @@ def test_demo_with_embedded_redis() -> None:
     assert "embedded Redis" in output and "3 matches to 60" in output
     for bot in ("random", "greedy", "strong"):
         assert f"│ {bot}" in output
-    assert "head to head" in output
+    assert "head to head" in output and "web view: http://127.0.0.1:" in output
 
 
 def test_demo_with_an_external_redis_leaves_no_keys(redis_prefix: tuple[redis.Redis, str]) -> None:

@@ -1,0 +1,99 @@
+"""The read-only web view: standings, head to head, tournament progress, recent matches and replays.
+
+A small Flask app over the same Redis the workers write; pages refresh
+themselves. `uno-arena web --listen HOST:PORT` serves it.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import redis
+from flask import Flask, Response, abort, jsonify, render_template
+
+from leaderboard import board
+from workers import recording
+from workers.lifecycle import progress
+from workers.replay import export, lines
+from workers.tournament import MatchState, list_ids
+
+RECENT = 20
+
+
+def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
+    app = Flask(__name__)  # templates from leaderboard/templates/
+
+    @app.get("/")
+    def overview() -> str:
+        return _page(client, prefix, None, refresh)
+
+    @app.get("/tournament/<tournament_id>")
+    def tournament(tournament_id: str) -> str:
+        if tournament_id not in list_ids(client, prefix):
+            abort(404, f"no tournament {tournament_id}")
+        return _page(client, prefix, tournament_id, refresh)
+
+    @app.get("/match/<match_id>.json")
+    def match_json(match_id: str) -> Response:
+        return jsonify(export(_match(client, prefix, match_id)))
+
+    @app.get("/match/<match_id>")
+    def match(match_id: str) -> str:
+        text = "\n".join(lines(_match(client, prefix, match_id)))
+        return render_template("replay.html", match_id=match_id, text=text)
+
+    @app.get("/api/leaderboard/<scope>")
+    def api(scope: str) -> Response:
+        return jsonify(_table(client, prefix, None if scope == board.ALL else scope))
+
+    return app
+
+
+def _match(client: redis.Redis, prefix: str, match_id: str) -> recording.RecordedMatch:
+    found = recording.load_match(client, prefix, match_id)
+    if found is None:
+        abort(404, f"no recorded match {match_id}")
+    return found
+
+
+def _table(client: redis.Redis, prefix: str, tournament_id: str | None) -> dict[str, Any]:
+    """The stored table, or (before any job stored one) computed on the spot, never written."""
+    stored = board.load(client, prefix, tournament_id or board.ALL)
+    if stored is not None:
+        return stored
+    ids = [tournament_id] if tournament_id else list_ids(client, prefix)
+    return board.compute([s for t in ids for s in recording.summaries(client, prefix, t)])
+
+
+def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: int) -> str:
+    ids = list_ids(client, prefix)
+    table = _table(client, prefix, tournament_id)
+    summaries = [
+        s for t in ([tournament_id] if tournament_id else ids) for s in recording.summaries(client, prefix, t)
+    ]
+    return render_template(
+        "page.html",
+        title=f"tournament {tournament_id}" if tournament_id else "all tournaments",
+        refresh=refresh,
+        table=table if table["standings"] else None,
+        bots=[row["bot"] for row in table["standings"]],
+        tournaments=[_progress_row(client, prefix, t) for t in ids],
+        recent=[_recent_row(s) for s in reversed(summaries[-RECENT:])],
+        updated=time.strftime("%H:%M:%S"),
+    )
+
+
+def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[str, Any]:
+    state = progress(client, prefix, tournament_id)
+    t = state.tournament
+    eta = f"{state.eta_s / 60:.1f} min" if state.eta_s is not None else "-"
+    return {"id": t.id, "status": str(t.status), "done": t.done, "matches": t.matches, "eta": eta,
+            "running": t.states[MatchState.RUNNING], "queued": t.states[MatchState.QUEUED],
+            "failed": t.states[MatchState.FAILED]}  # fmt: skip
+
+
+def _recent_row(summary: dict[str, Any]) -> dict[str, Any]:
+    winners = ", ".join(summary["bots"][w] for w in summary["winners"]) or "-"
+    return {"match_id": summary["match_id"], "bots": summary["bots"], "winner": winners,
+            "totals": summary["totals"], "reason": summary["reason"]}  # fmt: skip

@@ -1,0 +1,123 @@
+"""The web view in a real headless browser (Debian's chromium), over a real Redis."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import struct
+import subprocess
+import threading
+import urllib.request
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+from werkzeug.serving import make_server
+
+from leaderboard.web import create_app
+from server import identity
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+from workers import lifecycle, recording
+from workers.spec import spec_from_dict
+from workers.tournament import Keys, scheduled_match
+
+BOTS = ["alpha", "beta", "gamma"]
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def finished_match(match_id: str, bots: tuple[str, ...]) -> control_pb2.FinishedMatch:
+    """The earlier name in the alphabet wins 500 to 120, in two hands."""
+    winner = bots.index(min(bots))
+    totals = [500 if seat == winner else 120 for seat in range(len(bots))]
+    hands = [pb.HandEnded(reason=pb.HAND_END_PLAYED_OUT, winner=winner, points=[t // 2 for t in totals])] * 2
+    result = pb.MatchResult(match_id=match_id, reason=pb.MATCH_END_TARGET_REACHED, winners=[winner],
+                            totals=totals, hands=hands, bots=list(bots), faults=[0] * len(bots))  # fmt: skip
+    return control_pb2.FinishedMatch(result=result, event_count=2, seed=7)
+
+
+@pytest.fixture
+def recorded(redis_prefix: tuple[redis.Redis, str]) -> tuple[redis.Redis, str, str]:
+    client, prefix = redis_prefix
+    for bot in BOTS:
+        identity.register_bot(client, prefix, bot)
+    spec = spec_from_dict({"name": "web", "bots": BOTS, "cycles": 2})
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    lifecycle.start(client, prefix, tournament_id)
+    keys = Keys(prefix, tournament_id)
+    log = control_pb2.EventLogChunk(events=[pb.Event(hand_started=pb.HandStarted(number=1)),
+                                            pb.Event(hand_ended=pb.HandEnded(points=[1, 0]))])  # fmt: skip
+    for index in range(6):
+        match = scheduled_match(client, prefix, tournament_id, index)
+        finished = finished_match(keys.match_id(index), match.bots)
+        assert recording.record(client, keys, index, finished, log.SerializeToString())
+    return client, prefix, tournament_id
+
+
+@pytest.fixture
+def web_server(recorded: tuple[redis.Redis, str, str]) -> Iterator[str]:
+    client, prefix, _ = recorded
+    server = make_server("127.0.0.1", 0, create_app(client, prefix, refresh=3), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join(10)
+
+
+def chromium(*args: str) -> subprocess.CompletedProcess[bytes]:
+    if CHROMIUM is None:
+        pytest.skip("chromium is not installed (.ci/run installs Debian's chromium)")
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args]
+    return subprocess.run(command, capture_output=True, timeout=120, check=True)
+
+
+def png_size_and_ink(path: Path) -> tuple[int, int, float]:
+    """Width, height and the share of non-white bytes in the decoded image data."""
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    chunks, offset = [], 8
+    while offset < len(data):
+        length, kind = struct.unpack(">I4s", data[offset : offset + 8])
+        if kind == b"IDAT":
+            chunks.append(data[offset + 8 : offset + 8 + length])
+        offset += 12 + length
+    pixels = zlib.decompress(b"".join(chunks))
+    return width, height, sum(1 for b in pixels[::7] if b < 200) / len(pixels[::7])
+
+
+def test_the_page_in_a_browser(
+    web_server: str, recorded: tuple[redis.Redis, str, str], tmp_path: Path
+) -> None:
+    _, _, tournament_id = recorded
+    dom = chromium("--dump-dom", f"{web_server}/").stdout.decode()
+    standings = dom[dom.index('id="standings"') : dom.index("</table>", dom.index('id="standings"'))]
+    assert standings.index("alpha") < standings.index("beta") < standings.index("gamma")  # ranked by results
+    assert 'id="head-to-head"' in dom and 'id="tournaments"' in dom and 'id="recent"' in dom
+    assert "6 / 6" in dom and "finished" in dom
+    assert f"/match/{tournament_id}-m00000" in dom
+    assert 'http-equiv="refresh" content="3"' in dom  # it reloads itself
+
+    screenshot = tmp_path / "leaderboard.png"
+    chromium(
+        f"--screenshot={screenshot}", "--window-size=1200,1000", f"{web_server}/tournament/{tournament_id}"
+    )
+    width, height, ink = png_size_and_ink(screenshot)
+    assert (width, height) == (1200, 1000)
+    assert ink > 0.01  # the tables were drawn, not a blank page
+
+
+def test_replay_pages_and_json(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:
+    _, _, tournament_id = recorded
+    match_id = f"{tournament_id}-m00000"
+    page = urllib.request.urlopen(f"{web_server}/match/{match_id}").read().decode()
+    assert "hand 1" in page and "target_reached" in page
+    exported = json.loads(urllib.request.urlopen(f"{web_server}/match/{match_id}.json").read())
+    assert exported["summary"]["match_id"] == match_id and len(exported["events"]) == 2
+    table = json.loads(urllib.request.urlopen(f"{web_server}/api/leaderboard/{tournament_id}").read())
+    assert [row["bot"] for row in table["standings"]] == BOTS
+    with pytest.raises(urllib.error.HTTPError, match="404"):
+        urllib.request.urlopen(f"{web_server}/match/nope")
