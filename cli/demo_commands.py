@@ -42,7 +42,12 @@ EXAMPLES = {"random": "sdk.examples.random_bot:RandomBot", "greedy": "sdk.exampl
 
 
 @click.command("demo")
-@click.option("--redis-url", default=None, help="Use this Redis instead of an embedded one.")
+@click.option(
+    "--redis-url",
+    envvar="UNO_ARENA_REDIS_URL",
+    default=None,
+    help="Use this Redis (env UNO_ARENA_REDIS_URL) instead of an embedded one.",
+)
 @click.option(
     "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends a match."
 )
