@@ -39,11 +39,25 @@ def compute(summaries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+# Results are only ever added, so a table over more matches is the newer one: two jobs refreshing
+# at once can finish in either order without an older table overwriting a newer one.
+_STORE_IF_NEWER = """
+local current = redis.call('GET', KEYS[1])
+if current then
+  local ok, decoded = pcall(cjson.decode, current)
+  if ok and tonumber(decoded['matches']) > tonumber(ARGV[2]) then return 0 end
+end
+redis.call('SET', KEYS[1], ARGV[1])
+return 1
+"""
+
+
 def store(
     client: redis.Redis, prefix: str, scope: str, summaries: Sequence[Mapping[str, Any]]
 ) -> dict[str, Any]:
+    """Compute and store the table, unless a table over more matches is stored already."""
     board = compute(summaries)
-    client.set(key(prefix, scope), json.dumps(board))
+    client.eval(_STORE_IF_NEWER, 1, key(prefix, scope), json.dumps(board), board["matches"])
     return board
 
 

@@ -105,8 +105,11 @@ def test_small_tournament_from_spec_to_results(match_server: RunningServer, work
     match = recording.load_match(match_server.redis, match_server.prefix, "cup1-m00000")
     assert match is not None and len(exported["events"]) == match.finished.event_count > 0
 
-    stored = board.load(match_server.redis, match_server.prefix, "cup1")  # kept up to date by the jobs
-    assert stored is not None and stored["matches"] == 6
+    def board_matches() -> int:  # each job refreshes the table just after recording its match
+        stored = board.load(match_server.redis, match_server.prefix, "cup1")
+        return stored["matches"] if stored else 0
+
+    wait_until(lambda: board_matches() == 6, 30, "the stored leaderboard to count every match")
     table = json.loads(invoke(match_server, "leaderboard", "cup1", "--json"))
     assert [row["bot"] for row in table["standings"]][-1] == "rand"  # the weaker bot ranks last
     assert table["head_to_head"]["greedy"]["rand"]["tables"] == 2
