@@ -1,4 +1,4 @@
-"""The web view in a real headless browser (Debian's chromium), over a real Redis."""
+"""The web view in headless chromium (Debian's) over a real Redis; the screenshot is read back by OCR."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from workers.tournament import Keys, scheduled_match
 
 BOTS = ["alpha", "beta", "gamma"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+TESSERACT = shutil.which("tesseract")  # reads the screenshot back
 
 
 def finished_match(match_id: str, bots: tuple[str, ...]) -> control_pb2.FinishedMatch:
@@ -108,6 +109,14 @@ def test_the_page_in_a_browser(
     width, height, ink = png_size_and_ink(screenshot)
     assert (width, height) == (1200, 1000)
     assert ink > 0.01  # the tables were drawn, not a blank page
+    if TESSERACT is None:
+        pytest.skip("tesseract is not installed (.ci/run installs Debian's tesseract-ocr)")
+    command = [TESSERACT, str(screenshot), "stdout"]
+    seen = subprocess.run(command, capture_output=True, timeout=120, check=True)
+    text = seen.stdout.decode()
+    assert "Standings" in text and "Head to head" in text
+    rows = [line for line in text.splitlines() if line.split()[:1] in (["1"], ["2"], ["3"])]
+    assert [row.split()[1] for row in rows[:3]] == BOTS, text  # the table as drawn: alpha, beta, gamma
 
 
 def test_replay_pages_and_json(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:
