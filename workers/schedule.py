@@ -72,9 +72,10 @@ def balanced_tables(players: int, seats: int, rng: random.Random) -> list[tuple[
     either way) occurs inside the base tables, so the base tables are searched
     for distances that all occur equally often, within one. More base tables
     are tried until that works. Tables of more than half the bots are the
-    complements of a design for the rest, which keeps its balance. For the
-    few sizes where the search finds none (e.g. 20 bots at 8 seats) the most
-    even set found is used (pair counts within two) and a warning is logged.
+    complements of a design for the rest, which keeps its balance. If no such
+    set is found (e.g. 20 bots at 8 seats), a design with one fixed bot and the
+    rest rotating is searched (`_fixed_point_design`); failing that too, the
+    most even set found is used and a warning is logged.
     """
     if 2 * seats > players:  # complements of a balanced design are balanced too
         everyone = set(range(players))
@@ -90,9 +91,53 @@ def balanced_tables(players: int, seats: int, rng: random.Random) -> list[tuple[
                 best = (spread, base)
             if spread <= 1:
                 return _develop(base, players)
+    fixed = _fixed_point_design(players, seats, rng)
+    if fixed is not None:
+        return fixed
     assert best is not None
     log.warning("%d bots at %d seats: pair counts differ by up to %d", players, seats, best[0])
     return _develop(best[1], players)
+
+
+def _fixed_point_design(players: int, seats: int, rng: random.Random) -> list[tuple[int, ...]] | None:
+    """The other classic cyclic design: bots 0..n-2 rotate modulo n-1, bot n-1 stays put.
+
+    Some base tables hold the fixed bot, which then meets every other bot
+    (seats - 1) times per such table; the rest are searched so that every
+    distance on the ring occurs that often too, within one. With n*g/k base
+    tables of which g hold the fixed bot (g = k / gcd(n, k)), every bot plays
+    equally often.
+    """
+    ring, share = players - 1, math.gcd(players, seats)
+    with_fixed, blocks = seats // share, players // share
+    target = (seats - 1) * with_fixed
+    for _ in range(5):
+        base = [rng.sample(range(ring), seats - (1 if i < with_fixed else 0)) for i in range(blocks)]
+        counts = [0] * (ring // 2 + 1)
+        for block in base:
+            _count(block, ring, counts, 1)
+        steps = 3000 * blocks * seats
+        for step in range(steps):
+            if step % 50 == 0 and _count_spread([0, *counts[1:], target]) <= 1:
+                return sorted(_rotated(block, shift, ring, i < with_fixed) for i, block in enumerate(base)
+                              for shift in range(ring))  # fmt: skip
+            block = base[rng.randrange(blocks)]
+            position, replacement = rng.randrange(len(block)), rng.randrange(ring)
+            if replacement in block:
+                continue
+            change = _distance_changes(block, block[position], replacement, ring)
+            cost = sum((counts[d] + c - target) ** 2 - (counts[d] - target) ** 2 for d, c in change.items())
+            temperature = 2.0 * (1 - step / steps)
+            if cost <= 0 or rng.random() < math.exp(-cost / max(temperature, 1e-3)):
+                block[position] = replacement
+                for d, c in change.items():
+                    counts[d] += c
+    return None
+
+
+def _rotated(block: list[int], shift: int, ring: int, with_fixed: bool) -> tuple[int, ...]:
+    """A base table turned by `shift` on the ring of bots 0..ring-1, plus the fixed bot if it sits there."""
+    return tuple(sorted([*((b + shift) % ring for b in block), *([ring] if with_fixed else [])]))
 
 
 def _develop(base: list[list[int]], players: int) -> list[tuple[int, ...]]:

@@ -12,6 +12,8 @@ from server.rules import RulesConfig
 from workers.schedule import MAX_FULL_TABLES, first_dealer, schedule
 
 SIZES = [(n, k) for n in range(2, 17) for k in range(2, min(n, 10) + 1)]
+# larger ones that need more than one cyclic base table, or the fixed-bot design
+SIZES += [(20, 8), (23, 10), (29, 8)]
 
 
 def _play(bots: int, seats: int, cycles: int, seed: int = 11) -> list:
