@@ -11,7 +11,7 @@ from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job
 
 from server import identity
-from workers.queue import enqueue, job_id
+from workers.queue import enqueue, job_id, waiting
 from workers.reaper import reap
 from workers.spec import SpecError, TournamentSpec
 from workers.tournament import (
@@ -89,11 +89,20 @@ def resume(client: redis.Redis, prefix: str, tournament_id: str) -> int:
     return enqueue(client, prefix, tournament_id, tournament.spec, pending)
 
 
-def rerun_failed(client: redis.Redis, prefix: str, tournament_id: str) -> int:
+def rerun_failed(client: redis.Redis, prefix: str, tournament_id: str, settle_s: float = 10) -> int:
+    """Queue the failed matches again; return how many.
+
+    A job marks its match failed just before RQ files the job as failed, so
+    a job still shown as running is given up to `settle_s` seconds to settle.
+    """
     tournament = load(client, prefix, tournament_id)
     failed = [i for i, s in states(client, prefix, tournament_id).items() if s is MatchState.FAILED]
     if failed and tournament.status is not TournamentStatus.RUNNING:
         set_status(client, Keys(prefix, tournament_id), TournamentStatus.RUNNING)
+    deadline = time.monotonic() + settle_s
+    for index in failed:
+        while waiting(client, prefix, tournament_id, index) and time.monotonic() < deadline:
+            time.sleep(0.05)
     return enqueue(client, prefix, tournament_id, tournament.spec, failed)
 
 
