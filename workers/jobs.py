@@ -25,7 +25,16 @@ from uno_arena.v1 import game_pb2 as pb
 from workers import recording
 from workers.settings import WorkerSettings
 from workers.spec import TournamentSpec
-from workers.tournament import Keys, MatchState, TournamentStatus, list_ids, load, scheduled_match, set_state
+from workers.tournament import (
+    Keys,
+    MatchState,
+    TournamentError,
+    TournamentStatus,
+    list_ids,
+    load,
+    scheduled_match,
+    set_state,
+)
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +51,11 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
     keys = Keys(prefix, tournament_id)
     if recording.is_recorded(client, keys, index):
         return "already recorded"
-    tournament = load(client, prefix, tournament_id)
+    try:
+        tournament = load(client, prefix, tournament_id)
+    except TournamentError:  # deleted from Redis meanwhile: nothing to play or record, nothing to retry
+        log.warning("%s match %d: the tournament is gone", tournament_id, index)
+        return "tournament gone"
     if tournament.status is TournamentStatus.CANCELLED:
         set_state(client, keys, index, MatchState.CANCELLED)
         return "tournament cancelled"

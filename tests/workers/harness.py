@@ -35,6 +35,7 @@ class WorkerProcess:
     def kill(self) -> None:
         """SIGKILL the worker, its work horse (which RQ puts in a process group of its own) and the rest."""
         assert self.process is not None
+        os.killpg(self.process.pid, signal.SIGSTOP)  # frozen, the worker forks no horse we would miss
         horses = descendants(self.process.pid)
         os.killpg(self.process.pid, signal.SIGKILL)
         for pid in horses:
