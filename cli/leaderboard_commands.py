@@ -8,14 +8,12 @@ import sys
 from typing import Any
 
 import click
-import redis
 from rich.console import Console
 from rich.table import Table
 
 from cli.options import connect, with_redis
 from leaderboard import board
 from workers import recording
-from workers.tournament import list_ids
 
 COLUMNS = ("rank", "bot", "ordinal", "mu", "sigma", "matches", "wins", "win_rate", "win_low", "win_high",
            "points_per_match", "hands_won", "timeouts", "illegal", "disconnects", "forfeits")  # fmt: skip
@@ -38,7 +36,7 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     scope = tournament_id or board.ALL
     table = None if refresh else board.load(client, key_prefix, scope)
     if table is None:
-        table = board.store(client, key_prefix, scope, _summaries(client, key_prefix, tournament_id))
+        table = board.store(client, key_prefix, scope, recording.summaries(client, key_prefix, tournament_id))
     if as_json:
         click.echo(json.dumps(table, indent=1))
     elif as_csv:
@@ -47,11 +45,6 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
         writer.writerows(table["standings"])
     else:
         print_leaderboard(Console(), table, tournament_id or "all tournaments")
-
-
-def _summaries(client: redis.Redis, prefix: str, tournament_id: str | None) -> list[dict[str, Any]]:
-    ids = [tournament_id] if tournament_id else list_ids(client, prefix)
-    return [s for t in ids for s in recording.summaries(client, prefix, t)]
 
 
 def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> None:

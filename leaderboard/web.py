@@ -57,21 +57,21 @@ def _match(client: redis.Redis, prefix: str, match_id: str) -> recording.Recorde
     return found
 
 
-def _table(client: redis.Redis, prefix: str, tournament_id: str | None) -> dict[str, Any]:
+def _table(client: redis.Redis, prefix: str, tournament_id: str | None,
+           summaries: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
     """The stored table, or (before any job stored one) computed on the spot, never written."""
     stored = board.load(client, prefix, tournament_id or board.ALL)
     if stored is not None:
         return stored
-    ids = [tournament_id] if tournament_id else list_ids(client, prefix)
-    return board.compute([s for t in ids for s in recording.summaries(client, prefix, t)])
+    return board.compute(
+        summaries if summaries is not None else recording.summaries(client, prefix, tournament_id)
+    )
 
 
 def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: int) -> str:
     ids = list_ids(client, prefix)
-    table = _table(client, prefix, tournament_id)
-    summaries = [
-        s for t in ([tournament_id] if tournament_id else ids) for s in recording.summaries(client, prefix, t)
-    ]
+    summaries = recording.summaries(client, prefix, tournament_id)
+    table = _table(client, prefix, tournament_id, summaries)
     return render_template(
         "page.html",
         title=f"tournament {tournament_id}" if tournament_id else "all tournaments",

@@ -30,7 +30,6 @@ from workers.tournament import (
     MatchState,
     TournamentError,
     TournamentStatus,
-    list_ids,
     load,
     scheduled_match,
     set_state,
@@ -146,5 +145,4 @@ def _check(finished: control_pb2.FinishedMatch, events: int) -> None:
 def refresh_leaderboards(client: redis.Redis, prefix: str, tournament_id: str) -> None:
     """Recompute the tournament's and the overall leaderboard from every recorded result."""
     board.store(client, prefix, tournament_id, recording.summaries(client, prefix, tournament_id))
-    everything = [s for t in list_ids(client, prefix) for s in recording.summaries(client, prefix, t)]
-    board.store(client, prefix, board.ALL, everything)
+    board.store(client, prefix, board.ALL, recording.summaries(client, prefix, None))

@@ -23,7 +23,7 @@ import redis
 
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
-from workers.tournament import Keys, text
+from workers.tournament import Keys, list_ids, text
 
 _RECORD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -123,8 +123,10 @@ def _bytes(value: bytes | str) -> bytes:
     return value if isinstance(value, bytes) else value.encode()
 
 
-def summaries(client: redis.Redis, prefix: str, tournament_id: str) -> list[dict[str, Any]]:
-    """Every recorded match of the tournament, in recording order."""
+def summaries(client: redis.Redis, prefix: str, tournament_id: str | None) -> list[dict[str, Any]]:
+    """Every recorded match of the tournament (None: of every tournament), in recording order."""
+    if tournament_id is None:
+        return [s for t in list_ids(client, prefix) for s in summaries(client, prefix, t)]
     ids = [text(i) for i in client.lrange(Keys(prefix, tournament_id).results, 0, -1)]
     with client.pipeline(transaction=False) as pipe:
         for match_id in ids:
