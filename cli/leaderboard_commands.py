@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -48,16 +49,7 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
 
 
 def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> None:
-    standings = Table("#", "bot", "rating (mu - 3 sigma)", "mu +- sigma", "matches", "wins", "win rate [95%]",
-                      "points/match", "hands won", "faults (t/i/d/f)",
-                      title=f"leaderboard: {title}, {table['matches']} matches")  # fmt: skip
-    for row in table["standings"]:
-        standings.add_row(str(row["rank"]), row["bot"], f"{row['ordinal']:.2f}",
-                          f"{row['mu']:.2f} +- {row['sigma']:.2f}", str(row["matches"]), f"{row['wins']:g}",
-                          f"{row['win_rate']:.3f} [{row['win_low']:.2f}, {row['win_high']:.2f}]",
-                          f"{row['points_per_match']:.0f}", str(row["hands_won"]),
-                          _faults(row))  # fmt: skip
-    console.print(standings)
+    console.print(standings_table(table, f"leaderboard: {title}, {table['matches']} matches"))
     bots = [row["bot"] for row in table["standings"]]
     h2h = Table("vs", *bots, title="head to head (row's score against column: wins, ties half)")
     for bot in bots:
@@ -67,5 +59,29 @@ def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> No
     console.print(h2h)
 
 
-def _faults(row: dict[str, Any]) -> str:
-    return f"{row['timeouts']}/{row['illegal']}/{row['disconnects']}/{row['forfeits']}"
+# Each column: header, and how a standings row shows in it; the compact view (`tournament watch`,
+# beside a progress bar) keeps the ones marked True.
+_COLUMNS: tuple[tuple[str, bool, Callable[[dict[str, Any]], str]], ...] = (
+    ("#", True, lambda r: str(r["rank"])),
+    ("bot", True, lambda r: str(r["bot"])),
+    ("rating (mu - 3 sigma)", True, lambda r: f"{r['ordinal']:.2f}"),
+    ("mu +- sigma", False, lambda r: f"{r['mu']:.2f} +- {r['sigma']:.2f}"),
+    ("matches", True, lambda r: str(r["matches"])),
+    ("wins", True, lambda r: f"{r['wins']:g}"),
+    ("win rate [95%]", True, lambda r: f"{r['win_rate']:.3f} [{r['win_low']:.2f}, {r['win_high']:.2f}]"),
+    ("points/match", True, lambda r: f"{r['points_per_match']:.0f}"),
+    ("hands won", False, lambda r: str(r["hands_won"])),
+    (
+        "faults (t/i/d/f)",
+        True,
+        lambda r: f"{r['timeouts']}/{r['illegal']}/{r['disconnects']}/{r['forfeits']}",
+    ),
+)
+
+
+def standings_table(table: dict[str, Any], title: str, compact: bool = False) -> Table:
+    columns = [c for c in _COLUMNS if c[1] or not compact]
+    standings = Table(*(header for header, _, _ in columns), title=title)
+    for row in table["standings"]:
+        standings.add_row(*(show(row) for _, _, show in columns))
+    return standings

@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import click
-import redis
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
+from cli.leaderboard_commands import standings_table
 from cli.options import connect, with_redis
-from workers import lifecycle, recording
+from leaderboard import board
+from workers import lifecycle
 from workers.spec import SpecError, load_spec, spec_from_dict
 from workers.tournament import MatchState, TournamentError, TournamentStatus, errors, list_ids, load
 
@@ -126,7 +127,13 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
             while True:
                 state = lifecycle.progress(client, key_prefix, tournament_id)
                 bar.update(task, completed=state.tournament.done, detail=_detail(state))
-                live.update(Group(bar, standings_table(client, key_prefix, tournament_id)))
+                table = board.current(client, key_prefix, tournament_id)  # kept up to date by the jobs
+                live.update(
+                    Group(
+                        bar,
+                        standings_table(table, f"standings after {table['matches']} matches", compact=True),
+                    )
+                )
                 if state.tournament.status is not TournamentStatus.RUNNING:
                     break
                 time.sleep(1)  # a refresh interval, not synchronisation
@@ -158,22 +165,4 @@ def _summary_table(state: lifecycle.Progress) -> Table:
         table.add_row(str(label), str(t.states[label]))
     table.add_row("total", str(t.matches))
     table.add_row("ETA", _duration(state.eta_s) if state.eta_s is not None else "-")
-    return table
-
-
-def standings_table(client: redis.Redis, prefix: str, tournament_id: str) -> Table:
-    """Running standings from the recorded matches: wins (a shared win splits), points, faults."""
-    rows: dict[str, list[float]] = {}
-    for match in recording.summaries(client, prefix, tournament_id):
-        share = 1 / len(match["winners"]) if match["winners"] else 0.0
-        for seat, bot in enumerate(match["bots"]):
-            row = rows.setdefault(bot, [0, 0.0, 0, 0])
-            row[0] += 1
-            row[1] += share if seat in match["winners"] else 0.0
-            row[2] += match["totals"][seat]
-            row[3] += sum(match["faults"][seat].values())
-    table = Table("bot", "matches", "wins", "win rate", "points / match", "faults", title="standings")
-    for bot, (played, wins, points, faults) in sorted(rows.items(), key=lambda r: (-r[1][1], -r[1][2], r[0])):
-        table.add_row(bot, str(int(played)), f"{wins:g}", f"{wins / played:.3f}", f"{points / played:.0f}",
-                      str(int(faults)))  # fmt: skip
     return table

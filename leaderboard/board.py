@@ -19,6 +19,7 @@ from typing import Any
 import redis
 
 from leaderboard.standings import head_to_head, standings
+from workers import recording
 
 ALL = "all"
 
@@ -64,3 +65,13 @@ def store(
 def load(client: redis.Redis, prefix: str, scope: str) -> dict[str, Any] | None:
     raw = client.get(key(prefix, scope))
     return json.loads(raw) if raw is not None else None
+
+
+def current(client: redis.Redis, prefix: str, tournament_id: str | None,
+            summaries: Sequence[Mapping[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The stored table of a tournament (None: of all), or before any job stored one, computed from
+    `summaries` (read from Redis if not given); never written, so viewers stay read-only."""
+    stored = load(client, prefix, tournament_id or ALL)
+    if stored is not None:
+        return stored
+    return compute(summaries if summaries is not None else recording.summaries(client, prefix, tournament_id))

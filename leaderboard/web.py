@@ -45,7 +45,7 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
 
     @app.get("/api/leaderboard/<scope>")
     def api(scope: str) -> Response:
-        return jsonify(_table(client, prefix, None if scope == board.ALL else scope))
+        return jsonify(board.current(client, prefix, None if scope == board.ALL else scope))
 
     return app
 
@@ -57,21 +57,10 @@ def _match(client: redis.Redis, prefix: str, match_id: str) -> recording.Recorde
     return found
 
 
-def _table(client: redis.Redis, prefix: str, tournament_id: str | None,
-           summaries: list[dict[str, Any]] | None = None) -> dict[str, Any]:  # fmt: skip
-    """The stored table, or (before any job stored one) computed on the spot, never written."""
-    stored = board.load(client, prefix, tournament_id or board.ALL)
-    if stored is not None:
-        return stored
-    return board.compute(
-        summaries if summaries is not None else recording.summaries(client, prefix, tournament_id)
-    )
-
-
 def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: int) -> str:
     ids = list_ids(client, prefix)
     summaries = recording.summaries(client, prefix, tournament_id)
-    table = _table(client, prefix, tournament_id, summaries)
+    table = board.current(client, prefix, tournament_id, summaries)
     return render_template(
         "page.html",
         title=f"tournament {tournament_id}" if tournament_id else "all tournaments",
