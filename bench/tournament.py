@@ -33,6 +33,7 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.protocol import free_port  # noqa: E402
 from server import identity, wire  # noqa: E402
 from uno_arena.v1 import control_pb2, control_pb2_grpc  # noqa: E402
 from workers import lifecycle  # noqa: E402
@@ -41,14 +42,6 @@ from workers.spec import TournamentSpec, spec_from_dict  # noqa: E402
 from workers.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
 
 PYTHON = [sys.executable, "-m", "cli.main"]
-
-
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def spawn(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
