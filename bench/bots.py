@@ -14,7 +14,6 @@ the interval to exclude 0.5; the matches are spread over one process per core.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import random
 import sys
@@ -24,6 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from leaderboard.standings import wilson
 from sdk import Bot, MatchInfo
 from sdk.events import event_from
 from sdk.examples.greedy_bot import GreedyBot
@@ -84,14 +84,8 @@ def head_to_head(
     chunks = [range(start, min(start + 50, matches)) for start in range(0, matches, 50)]
     points = sum(pool.starmap(a_points, [(make_a, make_b, seed, chunk) for chunk in chunks]))
     rate = points / matches
-    low, high = wilson(rate, matches)
+    low, high = wilson(points, matches)
     return rate, low, high
-
-
-def wilson(rate: float, n: int, z: float = 1.959964) -> tuple[float, float]:
-    centre = (rate + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(rate * (1 - rate) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return centre - half, centre + half
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ are deterministic: tournament id and match index).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,12 +60,3 @@ def rate(outcomes: Iterable[Outcome]) -> dict[str, Rating]:
         for bot, (new,) in zip(match.bots, rated, strict=True):
             current[bot] = new
     return {bot: Rating(r.mu, r.sigma) for bot, r in current.items()}
-
-
-def default_rating() -> Rating:
-    fresh = _MODEL.rating()
-    return Rating(fresh.mu, fresh.sigma)
-
-
-def ranked(ratings: Mapping[str, Rating]) -> Sequence[tuple[str, Rating]]:
-    return sorted(ratings.items(), key=lambda item: (-item[1].ordinal, item[0]))

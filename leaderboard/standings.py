@@ -7,7 +7,7 @@ points per match, then name - so ties are broken the same way every time.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -102,7 +102,3 @@ def head_to_head(summaries: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, 
                     scores.setdefault(bot, {})[other] = scores.get(bot, {}).get(other, 0.0) + score
                     met.setdefault(bot, {})[other] = met.get(bot, {}).get(other, 0) + 1
     return {bot: {other: (scores[bot][other] / n, n) for other, n in row.items()} for bot, row in met.items()}
-
-
-def bots_in_order(rows: Sequence[Standing]) -> list[str]:
-    return [row.bot for row in rows]

@@ -104,11 +104,6 @@ def is_recorded(client: redis.Redis, keys: Keys, index: int) -> bool:
     return bool(client.exists(keys.match(keys.match_id(index))))
 
 
-def load_summary(client: redis.Redis, prefix: str, match_id: str) -> dict[str, Any] | None:
-    raw = client.hget(f"{prefix}:match:{match_id}", "summary")
-    return json.loads(raw) if raw is not None else None
-
-
 def load_match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch | None:
     raw = client.hgetall(f"{prefix}:match:{match_id}")
     if not raw:

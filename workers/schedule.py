@@ -208,13 +208,6 @@ def _count(block: list[int], players: int, counts: list[int], sign: int) -> None
         counts[_distance(a, b, players)] += sign * _weight(a, b, players)
 
 
-def pair_counts(design: Sequence[Sequence[int]], players: int) -> Counter[tuple[int, int]]:
-    counts: Counter[tuple[int, int]] = Counter({p: 0 for p in itertools.combinations(range(players), 2)})
-    for table in design:
-        counts.update(itertools.combinations(sorted(table), 2))
-    return counts
-
-
 def balance_seats(orders: list[list[int]], rng: random.Random) -> list[list[int]]:
     """Reorder each table so every bot sits in every seat as evenly as possible."""
     used: Counter[tuple[int, int]] = Counter()
