@@ -14,7 +14,7 @@ from grpc_reflection.v1alpha import reflection
 from server.arena import Arena
 from server.servicers import BotServicer, ControlServicer
 from server.settings import ServerSettings
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
+from uno_arena.v1 import bot_pb2, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +33,25 @@ def grpc_options(settings: ServerSettings) -> list[tuple[str, int]]:
     ]
 
 
+def _server_message_bytes(message: bot_pb2.ServerMessage | bytes) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
+    """As the generated `add_BotServiceServicer_to_server`, but `Connect` may also yield a
+    `ServerMessage` already serialized (decision requests are built as bytes)."""
+    handlers = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect,
+            request_deserializer=bot_pb2.BotMessage.FromString,
+            response_serializer=_server_message_bytes,
+        )
+    }
+    service = bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+
+
 async def create_server(
     address: str, redis_client: aioredis.Redis, settings: ServerSettings | None = None
 ) -> tuple[grpc.aio.Server, int, Arena]:
@@ -40,7 +59,7 @@ async def create_server(
     settings = settings or ServerSettings()
     arena = Arena(settings, redis_client)
     server = grpc.aio.server(options=grpc_options(settings))
-    bot_pb2_grpc.add_BotServiceServicer_to_server(BotServicer(arena), server)
+    add_bot_service(BotServicer(arena), server)
     control_pb2_grpc.add_ControlServiceServicer_to_server(ControlServicer(arena), server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)

@@ -38,13 +38,14 @@ class BotConnection:
     ask_single: bool
     client: str = ""
     connected_at: float = field(default_factory=time.monotonic)
-    outbox: asyncio.Queue[bot_pb2.ServerMessage | None] = field(default_factory=asyncio.Queue)
+    outbox: asyncio.Queue[bot_pb2.ServerMessage | bytes | None] = field(default_factory=asyncio.Queue)
     pending: dict[str, PendingDecision] = field(default_factory=dict)
     closed: bool = False
     close_reason: str = ""
     expired: deque[str] = field(default_factory=lambda: deque(maxlen=256))  # recently timed-out request ids
 
-    def send(self, message: bot_pb2.ServerMessage) -> None:
+    def send(self, message: bot_pb2.ServerMessage | bytes) -> None:
+        """Queue a message (or a serialized `ServerMessage`) for the bot."""
         if not self.closed:
             self.outbox.put_nowait(message)
 

@@ -59,6 +59,12 @@ def log_chunks(events: list[Event]) -> list[control_pb2.MatchProgress]:
     ]
 
 
+def _time_out(future: asyncio.Future[int]) -> None:
+    """The decision clock: cheaper than `asyncio.wait_for`, which costs an extra task wake-up."""
+    if not future.done():
+        future.set_exception(TimeoutError())
+
+
 def default_action(legal: list[Action]) -> Action:
     """The safe choice applied for a faulty seat."""
     for action in _DEFAULTS:
@@ -97,6 +103,7 @@ class MatchHost:
         self.faults: list[pb.Fault] = []
         self.seated: list[BotConnection | None] = [None] * players  # the connection told of this match
         self.sent = [0] * players  # events delivered per seat
+        self._elements: dict[int, bytes] = {}  # event index -> encoded for decision requests
         self.published = 0  # events published to spectators and subscribers
         self.lost_at: dict[int, float] = {}  # seat -> monotonic time its connection was lost
         self._requests = itertools.count(1)
@@ -159,12 +166,13 @@ class MatchHost:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
         deadline_ms = int(self.spec.decision_timeout * 1000)
-        request = wire.decision_request(
-            self.match, seat, legal, self.spec.match_id, request_id, deadline_ms, self._unsent(seat)
+        request = wire.decision_request_bytes(
+            self.match, seat, legal, self.spec.match_id, request_id, deadline_ms, self._unsent_elements(seat)
         )
-        connection.send(bot_pb2.ServerMessage(decision_request=request))
+        connection.send(request)
+        clock = asyncio.get_running_loop().call_later(self.spec.decision_timeout, _time_out, future)
         try:
-            action_id = await asyncio.wait_for(future, self.spec.decision_timeout)
+            action_id = await future
         except TimeoutError:
             connection.expire(request_id)
             return self._fault(
@@ -173,6 +181,8 @@ class MatchHost:
         except Disconnected as lost:
             self.lost_at[seat] = time.monotonic()
             return self._fault(seat, pb.FAULT_KIND_DISCONNECTED, str(lost), legal)
+        finally:
+            clock.cancel()
         return self._checked(seat, action_id, legal)
 
     def _checked(self, seat: int, action_id: int, legal: list[Action]) -> Action:
@@ -246,6 +256,25 @@ class MatchHost:
         events = self.match.events[self.sent[seat] :]
         self.sent[seat] = len(self.match.events)
         return [wire.event(seen_by(e, seat)) for e in events]
+
+    def _unsent_elements(self, seat: int) -> list[bytes]:
+        """As `_unsent`, encoded for a decision request; an event every seat sees whole is encoded once."""
+        first = self.sent[seat]
+        self.sent[seat] = len(self.match.events)
+        elements = []
+        for index in range(first, self.sent[seat]):
+            event = self.match.events[index]
+            seen = seen_by(event, seat)
+            if seen is not event:
+                elements.append(wire.event_element(seen))
+            elif (element := self._elements.get(index)) is not None:
+                elements.append(element)
+            else:
+                elements.append(self._elements.setdefault(index, wire.event_element(event)))
+        if len(self._elements) > 256:  # forget what every seat has had
+            oldest = min(self.sent)
+            self._elements = {i: e for i, e in self._elements.items() if i >= oldest}
+        return elements
 
     def _deliver(self, seat: int) -> None:
         """Send `seat` what it has not had (an Events message), then results of hands among it."""

@@ -28,7 +28,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
 
     async def Connect(
         self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: grpc.aio.ServicerContext
-    ) -> AsyncIterator[bot_pb2.ServerMessage]:
+    ) -> AsyncIterator[bot_pb2.ServerMessage | bytes]:
         hello = await self._hello(request_iterator, context)
         settings = self.arena.settings
         connection = BotConnection(

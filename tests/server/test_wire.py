@@ -52,3 +52,27 @@ def test_every_event_kind_encodes() -> None:
         play(match, rng.choice(legal_actions(match)))
     kinds = {wire.event(seen_by(e, 0)).WhichOneof("kind") for e in match.events}
     assert {"hand_started", "dealer_drew", "dealt", "played", "drew", "hand_ended", "match_ended"} <= kinds
+
+
+@pytest.mark.parametrize("players", [2, 3, 6, 10])
+def test_the_pre_encoded_decision_request_is_the_built_message(players: int) -> None:
+    from server.rules import apply, legal_actions
+    from uno_arena.v1 import bot_pb2
+
+    rng = random.Random(players)
+    match = new_match(RulesConfig(players=players, target_score=200), rng)
+    sent, shown = [0] * players, 0
+    while match.result is None:
+        seat, legal = match.hand.to_move, legal_actions(match)
+        events = [seen_by(e, seat) for e in match.events[sent[seat] :]]
+        sent[seat] = len(match.events)
+        built = wire.decision_request(
+            match, seat, legal, "t/m", "t/m#7", 900, [wire.event(e) for e in events]
+        )
+        encoded = wire.decision_request_bytes(
+            match, seat, legal, "t/m", "t/m#7", 900, [wire.event_element(e) for e in events]
+        )
+        assert bot_pb2.ServerMessage.FromString(encoded) == bot_pb2.ServerMessage(decision_request=built)
+        shown += len(built.observation.shown) > 0
+        apply(match, rng.choice(legal))
+    assert shown > 0  # hands shown in challenges were among the states compared
