@@ -7,7 +7,7 @@ the server encodes it (`server.wire`) and decoded by the SDK, and events reach
 `on_events` before each decision, in order. Only the network is left out, so
 thousands of matches take minutes. Seats alternate between matches; a shared
 win counts half. Win rates come with 95% Wilson score intervals. The strong
-bot's edge over greedy is a few points, so it takes about 2,000 matches for
+bot's edge over greedy is about five points, so it takes about 2,000 matches for
 the interval to exclude 0.5; the matches are spread over one process per core.
 """
 

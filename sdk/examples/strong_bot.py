@@ -7,8 +7,10 @@
   that the player still held the previous colour, unless that player has
   already been found innocent: most bots play it legally, and a lost
   challenge costs two more cards.
-- When an opponent is down to one or two cards it attacks: Draw Two, Skip,
-  Reverse and Wild Draw Four first.
+- When an opponent is down to its last card it attacks: Draw Two, Skip,
+  Reverse and Wild Draw Four first (the Wild Draw Four even as a bluff).
+  Attacking earlier wastes them: against greedy, attacking from two cards won
+  0.53 of matches, from three 0.44, from one 0.55 to 0.57 (2,000 each).
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ class StrongBot(Bot):
     # --- choosing -------------------------------------------------------------------
 
     def _threat(self, observation: Observation) -> bool:
-        return any(observation.hand_sizes[s] <= 2 for s in observation.opponents)
+        return any(observation.hand_sizes[s] == 1 for s in observation.opponents)
 
     def _best_play(self, observation: Observation, plays: list[Action]) -> Action:
         threat = self._threat(observation)
