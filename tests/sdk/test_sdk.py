@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import concurrent.futures
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,9 +18,11 @@ from sdk.examples.greedy_bot import GreedyBot
 from sdk.examples.random_bot import RandomBot
 from tests.conftest import RunningServer, start_server, stop_server
 from tests.sdk.runner import BackgroundBot
-from tests.server.botclient import play_match
+from tests.server.botclient import control, play_match
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def request(match_id: str, bots: list[str], **fields: object) -> control_pb2.PlayMatchRequest:
@@ -114,3 +121,38 @@ def test_ctrl_c_mid_match_stops_cleanly_and_the_seat_forfeits(match_server: Runn
     assert finished.result.reason == pb.MATCH_END_FORFEIT
     assert list(finished.result.forfeited) == [1]
     bots["stays"].stop()
+
+
+def test_ctrl_c_on_uno_arena_bot_run_mid_match(match_server: RunningServer) -> None:
+    """The real command in its own process, its token from the environment, stopped by SIGINT."""
+    stays = run_bots(match_server, {"stays-too": GreedyBot()})["stays-too"]
+    env = {**os.environ, "UNO_ARENA_BOT_TOKEN": match_server.register("interrupted")}
+    command = [sys.executable, "-m", "cli.main", "bot", "run", "sdk/examples/greedy_bot.py:GreedyBot",
+               "--name", "interrupted", "--server", match_server.address]  # fmt: skip
+    process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    try:
+        stub, metadata = control(match_server.address, match_server.control_token)
+        deadline = time.monotonic() + 30
+        while not any(
+            b.name == "interrupted"
+            for b in stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots
+        ):
+            assert time.monotonic() < deadline and process.poll() is None, "the bot did not connect"
+            time.sleep(0.05)
+        fields = {"disconnect_grace_ms": 300, "decision_timeout_ms": 2000}
+        progress = stub.PlayMatch(
+            request("sigint", ["stays-too", "interrupted"], **fields), metadata=metadata, timeout=120
+        )
+        messages = [next(progress)]
+        while not messages[-1].HasField("hand"):  # a hand has been played: the match is under way
+            messages.append(next(progress))
+        process.send_signal(signal.SIGINT)
+        assert process.wait(30) == 0
+        finished = [m for m in progress if m.HasField("finished")][-1].finished
+    finally:
+        process.kill()
+        stderr = process.communicate()[1]
+    assert "interrupted stopped" in stderr
+    assert finished.result.reason == pb.MATCH_END_FORFEIT
+    assert list(finished.result.forfeited) == [1]
+    stays.stop()
