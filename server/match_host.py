@@ -267,12 +267,16 @@ class MatchHost:
             seen = seen_by(event, seat)
             if seen is not event:
                 elements.append(wire.event_element(seen))
-            elif (element := self._elements.get(index)) is not None:
-                elements.append(element)
-            else:
-                elements.append(self._elements.setdefault(index, wire.event_element(event)))
-        if len(self._elements) > 256:  # forget what every seat has had
-            oldest = min(self.sent)
+                continue
+            element = self._elements.get(index)
+            if element is None:
+                element = self._elements[index] = wire.event_element(event)
+            elements.append(element)
+        if len(self._elements) > 256:
+            # Forget what every seat still asked has had. A forfeited seat is never asked
+            # again (the end of the match reaches it as Events), so it must not pin the cache.
+            asked = [sent for s, sent in enumerate(self.sent) if s not in self.forfeited]
+            oldest = min(asked, default=len(self.match.events))
             self._elements = {i: e for i, e in self._elements.items() if i >= oldest}
         return elements
 
