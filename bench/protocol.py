@@ -1,14 +1,18 @@
 """Protocol speed: decisions relayed by our server vs a bare gRPC ping-pong, plus idle-bot memory.
 
-Run: `python bench/protocol.py [--seconds S] [--redis-url URL] [--idle-bots N]`
+Run: `python bench/protocol.py [--seconds S] [--rounds R] [--redis-url URL] [--idle-bots N]`
 (needs a Redis; keys go under a fresh prefix and are deleted afterwards).
 
-In one run, each server in its own process, clients in this one (grpc.aio):
+In one run, each server in its own process, clients in this one (grpc.aio),
+in R rounds of four phases side by side (a slow spell of a shared machine
+then hits both sides; each ratio is taken within a round, the figures
+reported are medians over the rounds):
 (a) reference: a bare grpc.aio bidirectional stream; the server sends a
     message the size of a typical decision request, the client answers with
     a message the size of a Decision, over 1 stream and over 64 streams;
 (b) ours: `uno-arena server` relaying decisions to minimal bots (answer at
-    once with the first legal action) in 1 and in 64 concurrent matches.
+    once: the first card they can play, calling UNO, else the first legal
+    action) in 1 and in 64 concurrent matches, each played to 500.
 Latency is measured at the client as the time from sending an answer to
 receiving the next request of the same stream (raw) or match (ours): the
 server's whole turn-around, rules and encoding included.
@@ -116,7 +120,13 @@ async def raw_client(port: int, streams: int, seconds: float, answer_size: int) 
 
 
 class MinimalBot:
-    """Answers every request at once (a play if it can, else the first action); records turn-around times."""
+    """Answers every request at once; records turn-around times.
+
+    It plays the first card it can, calling UNO when the play leaves one card,
+    else takes the first legal action. (Never calling UNO while always catching
+    makes a hand that never ends: a seat at one card is caught, draws two, and so
+    on, with the discard pile ever longer. Real bots call UNO.)
+    """
 
     def __init__(
         self,
@@ -157,7 +167,9 @@ class MinimalBot:
                     self.latencies.append(now - sent)
                     self.decisions += 1
                 legal = request.legal_actions
-                choice = next((a.id for a in legal if a.HasField("card")), legal[0].id)
+                plays = [a for a in legal if a.HasField("card")]
+                calls = [a for a in plays if a.uno]
+                choice = (calls or plays or legal)[0].id
                 decision = bot_pb2.Decision(request_id=request.request_id, action_id=choice)
                 self.last_sent[request.match_id] = time.perf_counter()
                 await call.write(bot_pb2.BotMessage(decision=decision))
@@ -187,7 +199,7 @@ async def ours(
         while True:  # short matches, one after another, until cancelled
             request = control_pb2.PlayMatchRequest(
                 match_id=f"bench-{matches}-{next(counter)}", bots=[names[2 * i], names[2 * i + 1]], seed=i,
-                rules=pb.RulesConfig(target_score=100), disconnect_grace_ms=200, max_strikes=1,
+                rules=pb.RulesConfig(target_score=500), disconnect_grace_ms=200, max_strikes=1,
             )  # fmt: skip
             async for _ in control.PlayMatch(request, metadata=metadata):
                 pass
@@ -261,7 +273,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
+    parser.add_argument("--seconds", type=float, default=3.0, help="time per phase and round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of the phases; figures are medians")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--idle-bots", type=int, default=1000)
     parser.add_argument("--raw-server", type=int, help=argparse.SUPPRESS)
@@ -276,20 +289,6 @@ def main() -> None:
         decision=bot_pb2.Decision(request_id="tournament-1/match-12#123", action_id=60)
     ).ByteSize()
     print(f"typical decision request: {size} bytes; decision: {answer_size} bytes")
-
-    raw_port = free_port()
-    raw = subprocess.Popen([sys.executable, __file__, "--raw-server", str(raw_port), "--size", str(size)])
-    try:
-        wait_for_port(raw_port)
-        raw_lat_1, _ = asyncio.run(raw_client(raw_port, 1, args.seconds, answer_size))
-        _, raw_count_64 = asyncio.run(raw_client(raw_port, 64, args.seconds, answer_size))
-    finally:
-        raw.terminate()
-        raw.wait()
-    raw_rt_per_s_64 = raw_count_64 / args.seconds
-    raw_p50, raw_p99 = percentile(raw_lat_1, 0.5) * 1e6, percentile(raw_lat_1, 0.99) * 1e6
-    print(f"raw  1 stream:  p50 {raw_p50:7.0f} us  p99 {raw_p99:7.0f} us")
-    print(f"raw 64 streams: {raw_rt_per_s_64:9.0f} round trips/s", flush=True)
 
     client = redis.Redis.from_url(args.redis_url)
     prefix = f"uno-arena-bench-{uuid.uuid4().hex[:8]}"
@@ -308,56 +307,104 @@ def main() -> None:
         return process, f"127.0.0.1:{port}"
 
     try:
-        process, address = start_server()
-        try:
-            lat_1, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
-            print(f"ours  1 match:  {len(lat_1)} decisions", flush=True)
-            server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
-            _, decisions_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
-            server_cpu = cpu_seconds(process.pid) - server_cpu
-            client_cpu = time.process_time() - client_cpu
-            print(f"64 matches: server used {server_cpu:.1f} s CPU, the bots {client_cpu:.1f} s", flush=True)
-        finally:
-            process.terminate()
-            process.wait()
-        process, address = start_server()  # a fresh server for the memory figure
-        try:
-            before = rss_mib(process.pid)
-
-            async def idle() -> float:
-                channels, _calls = await idle_bots(address, tokens, idle_names)
-                rss = rss_mib(process.pid)
-                for channel in channels:
-                    await channel.close()  # type: ignore[attr-defined]
-                return rss
-
-            idle_rss = asyncio.run(idle())
-        finally:
-            process.terminate()
-            process.wait()
+        rounds, raw_all, ours_all = side_by_side(args, size, answer_size, start_server, control_token, tokens)
+        idle_rss_before, idle_rss = idle_memory(start_server, tokens, idle_names)
     finally:
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if keys:
             client.delete(*keys)
-    decisions_per_s_64 = decisions_64 / args.seconds
-    p50, p99 = percentile(lat_1, 0.5) * 1e6, percentile(lat_1, 0.99) * 1e6
-    print(f"ours  1 match:  p50 {p50:7.0f} us  p99 {p99:7.0f} us  ({len(lat_1)} decisions)")
-    print(f"ours 64 matches: {decisions_per_s_64:9.0f} decisions/s")
-    print(f"server memory: {before:.0f} MiB before, {idle_rss:.0f} MiB with {args.idle_bots} idle bots")
+    median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
+    raw_p99, ours_p99 = percentile(raw_all, 0.99) * 1e6, percentile(ours_all, 0.99) * 1e6
+    print(f"raw  1 stream:  p50 {median['raw_p50_us']:7.0f} us  p99 {raw_p99:7.0f} us")
+    print(f"ours 1 match:   p50 {median['decision_p50_us']:7.0f} us  p99 {ours_p99:7.0f} us")
+    print(f"raw 64 streams: {median['raw_rt_per_s_64']:9.0f} round trips/s")
+    print(f"ours 64 matches: {median['decisions_per_s_64']:9.0f} decisions/s")
+    print(f"server memory: {idle_rss_before:.0f} MiB before, {idle_rss:.0f} MiB, {args.idle_bots} idle bots")
     figures = {
-        "decision_p50_us": p50,
-        "decision_p99_us": p99,
-        "raw_p50_us": raw_p50,
-        "latency_ratio": p50 / raw_p50,
-        "decisions_per_s_64": decisions_per_s_64,
-        "raw_rt_per_s_64": raw_rt_per_s_64,
-        "throughput_ratio": decisions_per_s_64 / raw_rt_per_s_64,
+        "decision_p50_us": median["decision_p50_us"],
+        "decision_p99_us": ours_p99,
+        "raw_p50_us": median["raw_p50_us"],
+        "latency_ratio": median["latency_ratio"],
+        "decisions_per_s_64": median["decisions_per_s_64"],
+        "raw_rt_per_s_64": median["raw_rt_per_s_64"],
+        "throughput_ratio": median["throughput_ratio"],
         "idle_bots": args.idle_bots,
         "idle_rss_mib": idle_rss,
+        "rounds": len(rounds),
     }
     print(
         "RESULT " + " ".join(f"{k}={v:.3f}" if "ratio" in k else f"{k}={v:.0f}" for k, v in figures.items())
     )
+
+
+def side_by_side(  # type: ignore[no-untyped-def]
+    args, size: int, answer_size: int, start_server, control_token: str, tokens: dict[str, str]
+) -> tuple[list[dict[str, float]], list[float], list[float]]:
+    """Rounds of the four phases (raw and ours, 1 and 64), one after the other, so that a slow
+    spell of the machine hits both sides; ratios are taken within a round.
+    Returns (figures per round, all raw 1-stream latencies, all ours 1-match latencies)."""
+    raw_port = free_port()
+    raw = subprocess.Popen([sys.executable, __file__, "--raw-server", str(raw_port), "--size", str(size)])
+    rounds: list[dict[str, float]] = []
+    raw_all: list[float] = []
+    ours_all: list[float] = []
+    try:
+        wait_for_port(raw_port)
+        process, address = start_server()
+        try:
+            for number in range(1, args.rounds + 1):
+                raw_lat_1, _ = asyncio.run(raw_client(raw_port, 1, args.seconds, answer_size))
+                lat_1, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
+                _, raw_count_64 = asyncio.run(raw_client(raw_port, 64, args.seconds, answer_size))
+                server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
+                _, decisions_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
+                server_cpu = cpu_seconds(process.pid) - server_cpu
+                client_cpu = time.process_time() - client_cpu
+                raw_all += raw_lat_1
+                ours_all += lat_1
+                figures = {
+                    "raw_p50_us": percentile(raw_lat_1, 0.5) * 1e6,
+                    "decision_p50_us": percentile(lat_1, 0.5) * 1e6,
+                    "raw_rt_per_s_64": raw_count_64 / args.seconds,
+                    "decisions_per_s_64": decisions_64 / args.seconds,
+                }
+                figures["latency_ratio"] = figures["decision_p50_us"] / figures["raw_p50_us"]
+                figures["throughput_ratio"] = figures["decisions_per_s_64"] / figures["raw_rt_per_s_64"]
+                rounds.append(figures)
+                print(
+                    f"round {number}: raw p50 {figures['raw_p50_us']:.0f} us, ours p50 "
+                    f"{figures['decision_p50_us']:.0f} us ({len(lat_1)} decisions); raw 64 streams "
+                    f"{figures['raw_rt_per_s_64']:.0f}/s, ours 64 matches "
+                    f"{figures['decisions_per_s_64']:.0f}/s "
+                    f"(server {server_cpu:.1f} s CPU, bots {client_cpu:.1f} s)",
+                    flush=True,
+                )
+        finally:
+            process.terminate()
+            process.wait()
+    finally:
+        raw.terminate()
+        raw.wait()
+    return rounds, raw_all, ours_all
+
+
+def idle_memory(start_server, tokens: dict[str, str], names: list[str]) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+    """(resident MiB of a fresh server, and with `names` connected and idle)."""
+    process, address = start_server()
+    try:
+        before = rss_mib(process.pid)
+
+        async def idle() -> float:
+            channels, _calls = await idle_bots(address, tokens, names)
+            rss = rss_mib(process.pid)
+            for channel in channels:
+                await channel.close()  # type: ignore[attr-defined]
+            return rss
+
+        return before, asyncio.run(idle())
+    finally:
+        process.terminate()
+        process.wait()
 
 
 if __name__ == "__main__":
