@@ -52,9 +52,7 @@ LOG_CHUNK_EVENTS = 2000  # events per `log` message: well under the 4 MiB messag
 def log_chunks(events: list[Event]) -> list[control_pb2.MatchProgress]:
     """The complete log as `log` progress messages, in order."""
     return [
-        control_pb2.MatchProgress(
-            log=control_pb2.EventLogChunk(events=[wire.event(e) for e in events[i : i + LOG_CHUNK_EVENTS]])
-        )
+        control_pb2.MatchProgress(log=wire.event_log_chunk(events[i : i + LOG_CHUNK_EVENTS]))
         for i in range(0, len(events), LOG_CHUNK_EVENTS)
     ]
 
@@ -103,7 +101,6 @@ class MatchHost:
         self.faults: list[pb.Fault] = []
         self.seated: list[BotConnection | None] = [None] * players  # the connection told of this match
         self.sent = [0] * players  # events delivered per seat
-        self._elements: dict[int, bytes] = {}  # event index -> encoded for decision requests
         self.published = 0  # events published to spectators and subscribers
         self.lost_at: dict[int, float] = {}  # seat -> monotonic time its connection was lost
         self._requests = itertools.count(1)
@@ -166,8 +163,9 @@ class MatchHost:
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
         deadline_ms = int(self.spec.decision_timeout * 1000)
+        events = [wire.event_element(e) for e in self._unsent(seat)]
         request = wire.decision_request_bytes(
-            self.match, seat, legal, self.spec.match_id, request_id, deadline_ms, self._unsent_elements(seat)
+            self.match, seat, legal, self.spec.match_id, request_id, deadline_ms, events
         )
         connection.send(request)
         clock = asyncio.get_running_loop().call_later(self.spec.decision_timeout, _time_out, future)
@@ -251,39 +249,16 @@ class MatchHost:
         if connection is not None and not connection.closed:
             connection.send(message)
 
-    def _unsent(self, seat: int) -> list[pb.Event]:
+    def _unsent(self, seat: int) -> list[Event]:
         """The events `seat` has not been sent, as it may see them; from now on they count as sent."""
         events = self.match.events[self.sent[seat] :]
         self.sent[seat] = len(self.match.events)
-        return [wire.event(seen_by(e, seat)) for e in events]
-
-    def _unsent_elements(self, seat: int) -> list[bytes]:
-        """As `_unsent`, encoded for a decision request; an event every seat sees whole is encoded once."""
-        first = self.sent[seat]
-        self.sent[seat] = len(self.match.events)
-        elements = []
-        for index in range(first, self.sent[seat]):
-            event = self.match.events[index]
-            seen = seen_by(event, seat)
-            if seen is not event:
-                elements.append(wire.event_element(seen))
-                continue
-            element = self._elements.get(index)
-            if element is None:
-                element = self._elements[index] = wire.event_element(event)
-            elements.append(element)
-        if len(self._elements) > 256:
-            # Forget what every seat still asked has had. A forfeited seat is never asked
-            # again (the end of the match reaches it as Events), so it must not pin the cache.
-            asked = [sent for s, sent in enumerate(self.sent) if s not in self.forfeited]
-            oldest = min(asked, default=len(self.match.events))
-            self._elements = {i: e for i, e in self._elements.items() if i >= oldest}
-        return elements
+        return [seen_by(e, seat) for e in events]
 
     def _deliver(self, seat: int) -> None:
         """Send `seat` what it has not had (an Events message), then results of hands among it."""
         first = self.sent[seat]
-        events = self._unsent(seat)
+        events = [wire.event(e) for e in self._unsent(seat)]
         if not events:
             return
         self._tell(

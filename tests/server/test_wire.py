@@ -76,3 +76,19 @@ def test_the_pre_encoded_decision_request_is_the_built_message(players: int) -> 
         shown += len(built.observation.shown) > 0
         apply(match, rng.choice(legal))
     assert shown > 0  # hands shown in challenges were among the states compared
+
+
+def test_the_log_chunk_from_cached_encodings_is_the_built_message() -> None:
+    from server.rules import apply, legal_actions
+    from uno_arena.v1 import control_pb2
+
+    rng = random.Random(8)
+    match = new_match(RulesConfig(players=4, target_score=200), rng)
+    while match.result is None:
+        apply(match, rng.choice(legal_actions(match)))
+    # encode what seat 1 saw first: a hidden draw must not be served for the whole one
+    hidden = [wire.event_element(seen_by(e, 1)) for e in match.events]
+    chunk = wire.event_log_chunk(match.events)
+    assert chunk == control_pb2.EventLogChunk(events=[wire.event(e) for e in match.events])
+    assert len(hidden) == len(chunk.events)
+    assert any(not e.drew.hidden and e.drew.cards for e in chunk.events if e.HasField("drew"))
