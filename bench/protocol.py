@@ -4,18 +4,24 @@ Run: `python bench/protocol.py [--seconds S] [--rounds R] [--redis-url URL] [--i
 (needs a Redis; keys go under a fresh prefix and are deleted afterwards).
 
 In one run, each server in its own process, clients in this one (grpc.aio),
-in R rounds of four phases side by side (a slow spell of a shared machine
-then hits both sides; each ratio is taken within a round, the figures
+in R rounds of six phases side by side (a slow spell of a shared machine
+then hits all sides; each ratio is taken within a round, the figures
 reported are medians over the rounds):
 (a) reference: a bare grpc.aio bidirectional stream; the server sends a
     message the size of a typical decision request, the client answers with
     a message the size of a Decision, over 1 stream and over 64 streams;
 (b) ours: `uno-arena server` relaying decisions to minimal bots (answer at
     once: the first card they can play, calling UNO, else the first legal
-    action) in 1 and in 64 concurrent matches, each played to 500.
+    action) in 1 and in 64 concurrent matches, each played to 500;
+(r) a second reference with the shape of a match and no work: pairs of
+    streams, one connection each, where an answer on one stream is relayed
+    (a reader task, a queue, the writer) as a request-sized message on the
+    other; 1 and 64 pairs. The `*_ratio_vs_relay` figures say how much of
+    the gap to (a) is our own work rather than the shape any two-seat relay
+    must have.
 Latency is measured at the client as the time from sending an answer to
-receiving the next request of the same stream (raw) or match (ours): the
-server's whole turn-around, rules and encoding included.
+receiving the next request of the same stream (raw) or match (ours, relay):
+the server's whole turn-around, rules and encoding included.
 Then (c): resident memory of the server process with N idle connected bots.
 """
 
@@ -45,12 +51,13 @@ from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  #
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 
 RAW_METHOD = "/bench.Raw/PingPong"
+RELAY_METHOD = "/bench.Relay/Go"
 
 
 def typical_request_size(samples: int = 400) -> int:
     """Median encoded size of a DecisionRequest (with its events) over random 2-player states."""
     rng = random.Random(5)
-    sizes = []
+    sizes: list[int] = []
     match = new_match(RulesConfig(players=2), rng)
     sent = [0, 0]
     while len(sizes) < samples:
@@ -69,21 +76,55 @@ def typical_request_size(samples: int = 400) -> int:
 # --- the bare reference ---------------------------------------------------------------
 
 
-def raw_server_main(port: int, size: int) -> None:
-    """A bare bidi stream: every message in is answered by one of `size` bytes."""
+def reference_server_main(port: int, size: int) -> None:
+    """The bare ping-pong (every message in is answered by one of `size` bytes) and the relay."""
 
     async def main() -> None:
         payload = b"x" * size
+        waiting: dict[
+            str, tuple[asyncio.Queue[bytes | None], asyncio.Future[asyncio.Queue[bytes | None]]]
+        ] = {}
 
         async def ping_pong(requests, context):  # type: ignore[no-untyped-def]
             yield payload
             async for _ in requests:
                 yield payload
 
-        handler = grpc.stream_stream_rpc_method_handler(ping_pong)
+        async def relay(requests, context):  # type: ignore[no-untyped-def]
+            """Two streams with the same `pair` metadata: a message in on one goes out on the other."""
+            pair = dict(context.invocation_metadata())["pair"]
+            mine: asyncio.Queue[bytes | None] = asyncio.Queue()
+            if pair in waiting:
+                other, first = waiting.pop(pair)
+                first.set_result(mine)
+                other.put_nowait(payload)  # the first to come moves first
+            else:
+                first = asyncio.get_running_loop().create_future()
+                waiting[pair] = (mine, first)
+                other = await first
+
+            async def forward() -> None:
+                async for _ in requests:
+                    other.put_nowait(payload)
+                other.put_nowait(None)
+
+            reader = asyncio.create_task(forward())
+            try:
+                while (message := await mine.get()) is not None:
+                    yield message
+            finally:
+                reader.cancel()
+
         server = grpc.aio.server()
         server.add_generic_rpc_handlers(
-            [grpc.method_handlers_generic_handler("bench.Raw", {"PingPong": handler})]
+            [
+                grpc.method_handlers_generic_handler(
+                    "bench.Raw", {"PingPong": grpc.stream_stream_rpc_method_handler(ping_pong)}
+                ),
+                grpc.method_handlers_generic_handler(
+                    "bench.Relay", {"Go": grpc.stream_stream_rpc_method_handler(relay)}
+                ),
+            ]
         )
         server.add_insecure_port(f"127.0.0.1:{port}")
         await server.start()
@@ -113,6 +154,36 @@ async def raw_client(port: int, streams: int, seconds: float, answer_size: int) 
 
     await asyncio.gather(*(one() for _ in range(streams)))
     await channel.close()
+    return latencies, count
+
+
+async def relay_client(port: int, pairs: int, seconds: float, answer_size: int) -> tuple[list[float], int]:
+    """(latencies, round trips) over `pairs` relayed pairs of streams, one channel per stream as bots have."""
+    channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(2 * pairs)]
+    answer = b"y" * answer_size
+    latencies: list[float] = []
+    last_sent: dict[int, float] = {}
+    count = 0
+    deadline = time.perf_counter() + seconds
+
+    async def seat(pair: int, channel: grpc.aio.Channel) -> None:
+        nonlocal count
+        call = channel.stream_stream(RELAY_METHOD)(metadata=(("pair", str(pair)),))
+        async for _ in call:
+            now = time.perf_counter()
+            if now >= deadline:
+                break
+            sent = last_sent.get(pair)
+            if sent is not None:
+                latencies.append(now - sent)
+                count += 1
+            last_sent[pair] = time.perf_counter()
+            await call.write(answer)
+        await call.done_writing()  # the partner's stream ends with this one
+
+    await asyncio.gather(*(seat(i // 2, c) for i, c in enumerate(channels)))
+    for channel in channels:
+        await channel.close()
     return latencies, count
 
 
@@ -178,9 +249,10 @@ class MinimalBot:
 
 
 async def ours(
-    address: str, control_token: str, tokens: dict[str, str], matches: int, seconds: float
-) -> tuple[list[float], int]:
-    """(latencies, decisions) of `matches` concurrent heads-up match slots over `seconds`."""
+    address: str, control_token: str, tokens: dict[str, str], matches: int, seconds: float, server_pid: int
+) -> tuple[list[float], int, tuple[float, float]]:
+    """(latencies, decisions, (server, client) CPU seconds) of `matches` concurrent heads-up
+    match slots over `seconds`, after a warm-up."""
     latencies: list[float] = []
     names = [f"m{matches}-{i}-{side}" for i in range(matches) for side in ("a", "b")]
     deadline = time.perf_counter() + 3600
@@ -211,19 +283,26 @@ async def ours(
         bot.until = start + seconds
         bot.decisions = 0
     latencies.clear()
+    cpu_before = cpu_now(server_pid)
     await asyncio.sleep(seconds)
+    cpu = cpu_now(server_pid)
     for task in slots:
         task.cancel()
     stop.set()
     await asyncio.gather(*slots, *tasks, return_exceptions=True)
     await channel.close()
-    return latencies, sum(b.decisions for b in bots)
+    return latencies, sum(b.decisions for b in bots), (cpu[0] - cpu_before[0], cpu[1] - cpu_before[1])
 
 
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of a process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_now(server_pid: int) -> tuple[float, float]:
+    """(CPU seconds of the server process, of this process, where the clients run) so far."""
+    return cpu_seconds(server_pid), time.process_time()
 
 
 def rss_mib(pid: int) -> float:
@@ -277,11 +356,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the phases; figures are medians")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--idle-bots", type=int, default=1000)
-    parser.add_argument("--raw-server", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--reference-server", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.raw_server:
-        raw_server_main(args.raw_server, args.size)
+    if args.reference_server:
+        reference_server_main(args.reference_server, args.size)
         return
 
     size = typical_request_size()
@@ -317,7 +396,9 @@ def main() -> None:
     raw_p99, ours_p99 = percentile(raw_all, 0.99) * 1e6, percentile(ours_all, 0.99) * 1e6
     print(f"raw  1 stream:  p50 {median['raw_p50_us']:7.0f} us  p99 {raw_p99:7.0f} us")
     print(f"ours 1 match:   p50 {median['decision_p50_us']:7.0f} us  p99 {ours_p99:7.0f} us")
+    print(f"relay 1 pair:   p50 {median['relay_p50_us']:7.0f} us")
     print(f"raw 64 streams: {median['raw_rt_per_s_64']:9.0f} round trips/s")
+    print(f"relay 64 pairs: {median['relay_rt_per_s_64']:9.0f} round trips/s")
     print(f"ours 64 matches: {median['decisions_per_s_64']:9.0f} decisions/s")
     print(f"server memory: {idle_rss_before:.0f} MiB before, {idle_rss:.0f} MiB, {args.idle_bots} idle bots")
     figures = {
@@ -328,6 +409,10 @@ def main() -> None:
         "decisions_per_s_64": median["decisions_per_s_64"],
         "raw_rt_per_s_64": median["raw_rt_per_s_64"],
         "throughput_ratio": median["throughput_ratio"],
+        "relay_p50_us": median["relay_p50_us"],
+        "relay_rt_per_s_64": median["relay_rt_per_s_64"],
+        "latency_ratio_vs_relay": median["latency_ratio_vs_relay"],
+        "throughput_ratio_vs_relay": median["throughput_ratio_vs_relay"],
         "idle_bots": args.idle_bots,
         "idle_rss_mib": idle_rss,
         "rounds": len(rounds),
@@ -340,51 +425,71 @@ def main() -> None:
 def side_by_side(  # type: ignore[no-untyped-def]
     args, size: int, answer_size: int, start_server, control_token: str, tokens: dict[str, str]
 ) -> tuple[list[dict[str, float]], list[float], list[float]]:
-    """Rounds of the four phases (raw and ours, 1 and 64), one after the other, so that a slow
-    spell of the machine hits both sides; ratios are taken within a round.
+    """Rounds of the six phases (raw, relay and ours; 1 and 64), one after the other, so that a
+    slow spell of the machine hits all sides; ratios are taken within a round.
     Returns (figures per round, all raw 1-stream latencies, all ours 1-match latencies)."""
-    raw_port = free_port()
-    raw = subprocess.Popen([sys.executable, __file__, "--raw-server", str(raw_port), "--size", str(size)])
+    reference_port = free_port()
+    command = [sys.executable, __file__, "--reference-server", str(reference_port), "--size", str(size)]
+    reference = subprocess.Popen(command)
     rounds: list[dict[str, float]] = []
     raw_all: list[float] = []
     ours_all: list[float] = []
+
+    def per_round_trip(cpu: tuple[float, float], count: int) -> str:
+        return f"{cpu[0] / max(count, 1) * 1e6:.0f} + {cpu[1] / max(count, 1) * 1e6:.0f}"
+
+    def reference_64(client) -> tuple[int, str]:  # type: ignore[no-untyped-def]
+        """(round trips, CPU us per round trip) of 64 streams of the reference server."""
+        before = cpu_now(reference.pid)
+        _, count = asyncio.run(client(reference_port, 64, args.seconds, answer_size))
+        after = cpu_now(reference.pid)
+        return count, per_round_trip((after[0] - before[0], after[1] - before[1]), count)
+
     try:
-        wait_for_port(raw_port)
+        wait_for_port(reference_port)
         process, address = start_server()
         try:
             for number in range(1, args.rounds + 1):
-                raw_lat_1, _ = asyncio.run(raw_client(raw_port, 1, args.seconds, answer_size))
-                lat_1, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds))
-                _, raw_count_64 = asyncio.run(raw_client(raw_port, 64, args.seconds, answer_size))
-                server_cpu, client_cpu = cpu_seconds(process.pid), time.process_time()
-                _, decisions_64 = asyncio.run(ours(address, control_token, tokens, 64, args.seconds))
-                server_cpu = cpu_seconds(process.pid) - server_cpu
-                client_cpu = time.process_time() - client_cpu
+                raw_lat_1, _ = asyncio.run(raw_client(reference_port, 1, args.seconds, answer_size))
+                relay_lat_1, _ = asyncio.run(relay_client(reference_port, 1, args.seconds, answer_size))
+                lat_1, _, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds, process.pid))
+                raw_64, raw_cpu = reference_64(raw_client)
+                relay_64, relay_cpu = reference_64(relay_client)
+                _, decisions_64, cpu = asyncio.run(
+                    ours(address, control_token, tokens, 64, args.seconds, process.pid)
+                )
                 raw_all += raw_lat_1
                 ours_all += lat_1
                 figures = {
                     "raw_p50_us": percentile(raw_lat_1, 0.5) * 1e6,
+                    "relay_p50_us": percentile(relay_lat_1, 0.5) * 1e6,
                     "decision_p50_us": percentile(lat_1, 0.5) * 1e6,
-                    "raw_rt_per_s_64": raw_count_64 / args.seconds,
+                    "raw_rt_per_s_64": raw_64 / args.seconds,
+                    "relay_rt_per_s_64": relay_64 / args.seconds,
                     "decisions_per_s_64": decisions_64 / args.seconds,
                 }
                 figures["latency_ratio"] = figures["decision_p50_us"] / figures["raw_p50_us"]
                 figures["throughput_ratio"] = figures["decisions_per_s_64"] / figures["raw_rt_per_s_64"]
+                figures["latency_ratio_vs_relay"] = figures["decision_p50_us"] / figures["relay_p50_us"]
+                figures["throughput_ratio_vs_relay"] = (
+                    figures["decisions_per_s_64"] / figures["relay_rt_per_s_64"]
+                )
                 rounds.append(figures)
+                f = {k: round(v) for k, v in figures.items()}
                 print(
-                    f"round {number}: raw p50 {figures['raw_p50_us']:.0f} us, ours p50 "
-                    f"{figures['decision_p50_us']:.0f} us ({len(lat_1)} decisions); raw 64 streams "
-                    f"{figures['raw_rt_per_s_64']:.0f}/s, ours 64 matches "
-                    f"{figures['decisions_per_s_64']:.0f}/s "
-                    f"(server {server_cpu:.1f} s CPU, bots {client_cpu:.1f} s)",
+                    f"round {number}: p50 raw {f['raw_p50_us']} us, relay {f['relay_p50_us']} us, "
+                    f"ours {f['decision_p50_us']} us ({len(lat_1)} decisions); 64 at once: "
+                    f"raw {f['raw_rt_per_s_64']}/s, relay {f['relay_rt_per_s_64']}/s, "
+                    f"ours {f['decisions_per_s_64']}/s; CPU us per round trip, server + clients: "
+                    f"raw {raw_cpu}, relay {relay_cpu}, ours {per_round_trip(cpu, decisions_64)}",
                     flush=True,
                 )
         finally:
             process.terminate()
             process.wait()
     finally:
-        raw.terminate()
-        raw.wait()
+        reference.terminate()
+        reference.wait()
     return rounds, raw_all, ours_all
 
 
