@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 
 from cli.options import connect, with_redis
@@ -49,7 +50,8 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
 
 
 def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> None:
-    console.print(standings_table(table, f"leaderboard: {title}, {table['matches']} matches"))
+    heading = f"leaderboard: {title}, {table['matches']} matches"
+    console.print(standings_table(table, heading, width=console.width))
     bots = [row["bot"] for row in table["standings"]]
     h2h = Table("vs", *bots, title="head to head (row's score against column: wins, ties half)")
     for bot in bots:
@@ -60,28 +62,39 @@ def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> No
 
 
 # Each column: header, and how a standings row shows in it; the compact view (`tournament watch`,
-# beside a progress bar) keeps the ones marked True.
+# beside a progress bar, or a narrow terminal) keeps the ones marked True.
 _COLUMNS: tuple[tuple[str, bool, Callable[[dict[str, Any]], str]], ...] = (
     ("#", True, lambda r: str(r["rank"])),
     ("bot", True, lambda r: str(r["bot"])),
-    ("rating (mu - 3 sigma)", True, lambda r: f"{r['ordinal']:.2f}"),
+    ("rating", True, lambda r: f"{r['ordinal']:.2f}"),
     ("mu +- sigma", False, lambda r: f"{r['mu']:.2f} +- {r['sigma']:.2f}"),
     ("matches", True, lambda r: str(r["matches"])),
-    ("wins", True, lambda r: f"{r['wins']:g}"),
-    ("win rate [95%]", True, lambda r: f"{r['win_rate']:.3f} [{r['win_low']:.2f}, {r['win_high']:.2f}]"),
-    ("points/match", True, lambda r: f"{r['points_per_match']:.0f}"),
+    ("wins", False, lambda r: f"{r['wins']:g}"),
+    ("win rate [95%]", True, lambda r: f"{r['win_rate']:.2f} [{r['win_low']:.2f}-{r['win_high']:.2f}]"),
+    ("points", True, lambda r: f"{r['points_per_match']:.0f}"),
     ("hands won", False, lambda r: str(r["hands_won"])),
-    (
-        "faults (t/i/d/f)",
-        True,
-        lambda r: f"{r['timeouts']}/{r['illegal']}/{r['disconnects']}/{r['forfeits']}",
-    ),
+    ("faults", True, lambda r: f"{r['timeouts']}/{r['illegal']}/{r['disconnects']}/{r['forfeits']}"),
+)
+_CAPTION = (
+    "rating: OpenSkill's mu - 3 sigma, which ranks; win rate: its 95% interval in brackets; "
+    "points: per match; faults: timeouts/illegal/disconnects/forfeits"
 )
 
 
-def standings_table(table: dict[str, Any], title: str, compact: bool = False) -> Table:
-    columns = [c for c in _COLUMNS if c[1] or not compact]
-    standings = Table(*(header for header, _, _ in columns), title=title)
+def standings_table(table: dict[str, Any], title: str, compact: bool = False, width: int = 0) -> Table:
+    """The standings; compact if asked, or if the full table would not fit in `width` columns."""
+    full = _standings(table, title, compact)
+    if compact or not width:
+        return full
+    unbounded = Console(width=10_000)
+    natural = Measurement.get(unbounded, unbounded.options, full).maximum
+    return full if natural <= width else _standings(table, title, compact=True)
+
+
+def _standings(table: dict[str, Any], title: str, compact: bool) -> Table:
+    standings = Table(title=title, caption=_CAPTION)
+    for header, _, _ in (c for c in _COLUMNS if c[1] or not compact):
+        standings.add_column(header)
     for row in table["standings"]:
-        standings.add_row(*(show(row) for _, _, show in columns))
+        standings.add_row(*(show(row) for header, keep, show in _COLUMNS if keep or not compact))
     return standings

@@ -1,0 +1,45 @@
+"""The terminal standings table: names whole, and narrower columns where the full table does not fit."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+
+from cli.leaderboard_commands import print_leaderboard
+
+
+def _row(rank: int, bot: str) -> dict[str, Any]:
+    return dict(rank=rank, bot=bot, ordinal=11.4, mu=33.55, sigma=7.39, matches=40, wins=21.5, win_rate=0.538,
+                win_low=0.38, win_high=0.69, points_per_match=455, hands_won=312, timeouts=3, illegal=1,
+                disconnects=0, forfeits=0)  # fmt: skip
+
+
+TABLE = {
+    "matches": 60,
+    "standings": [_row(1, "strong-bot-v2"), _row(2, "greedy")],
+    "head_to_head": {
+        "strong-bot-v2": {"greedy": {"score": 0.6}},
+        "greedy": {"strong-bot-v2": {"score": 0.4}},
+    },
+}
+
+
+def _printed(width: int) -> str:
+    console = Console(width=width, record=True, file=io.StringIO())
+    print_leaderboard(console, TABLE, "cup")
+    return console.export_text()
+
+
+def test_a_wide_terminal_shows_every_column() -> None:
+    text = _printed(140)
+    assert "mu +- sigma" in text and "hands won" in text and "33.55 +- 7.39" in text
+    assert "0.54 [0.38-0.69]" in text and "3/1/0/0" in text
+
+
+def test_an_80_column_terminal_leaves_columns_out_rather_than_cutting_names() -> None:
+    text = _printed(80)
+    assert "strong-bot-v2" in text and "…" not in text
+    assert "hands won" not in text and "0.54 [0.38-0.69]" in text
+    assert max(len(line) for line in text.splitlines()) <= 80
