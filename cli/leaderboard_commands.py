@@ -83,18 +83,17 @@ _CAPTION = (
 
 def standings_table(table: dict[str, Any], title: str, compact: bool = False, width: int = 0) -> Table:
     """The standings; compact if asked, or if the full table would not fit in `width` columns."""
-    full = _standings(table, title, compact)
+    shown = _standings(table, title, compact)
     if compact or not width:
-        return full
+        return shown
     unbounded = Console(width=10_000)
-    natural = Measurement.get(unbounded, unbounded.options, full).maximum
-    return full if natural <= width else _standings(table, title, compact=True)
+    natural = Measurement.get(unbounded, unbounded.options, shown).maximum
+    return shown if natural <= width else _standings(table, title, compact=True)
 
 
 def _standings(table: dict[str, Any], title: str, compact: bool) -> Table:
-    standings = Table(title=title, caption=_CAPTION)
-    for header, _, _ in (c for c in _COLUMNS if c[1] or not compact):
-        standings.add_column(header)
+    columns = [c for c in _COLUMNS if c[1] or not compact]
+    standings = Table(*(header for header, _, _ in columns), title=title, caption=_CAPTION)
     for row in table["standings"]:
-        standings.add_row(*(show(row) for header, keep, show in _COLUMNS if keep or not compact))
+        standings.add_row(*(show(row) for _, _, show in columns))
     return standings

@@ -189,6 +189,11 @@ def _tag(message: Any, field: str) -> bytes:
     return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
 
 
+def _field(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field: its key, the payload's length, the payload."""
+    return tag + _varint(len(payload)) + payload
+
+
 _OBSERVATION_TAG = _tag(bot_pb2.DecisionRequest, "observation")
 _EVENT_TAG = _tag(bot_pb2.DecisionRequest, "events")
 _DECISION_REQUEST_TAG = _tag(bot_pb2.ServerMessage, "decision_request")
@@ -224,28 +229,23 @@ def decision_request_bytes(
     request = b"".join(
         (
             head,
-            _OBSERVATION_TAG,
-            _varint(len(observed)),
-            observed,
+            _field(_OBSERVATION_TAG, observed),
             *[_LEGAL_ACTION[a.id] for a in legal],
             *events,
         )
     )
-    return _DECISION_REQUEST_TAG + _varint(len(request)) + request
+    return _field(_DECISION_REQUEST_TAG, request)
 
 
 def event_element(value: Event) -> bytes:
     """An event (already filtered for its receiver) as an element of DecisionRequest.events."""
-    encoded = event_bytes(value)
-    return _EVENT_TAG + _varint(len(encoded)) + encoded
+    return _field(_EVENT_TAG, event_bytes(value))
 
 
 def event_log_chunk(events: list[Event]) -> control_pb2.EventLogChunk:
     """Part of a match's log, built from cached encodings (a match's end re-sends all its events)."""
-    encoded = map(event_bytes, events)
-    return control_pb2.EventLogChunk.FromString(
-        b"".join(_LOG_EVENT_TAG + _varint(len(e)) + e for e in encoded)
-    )
+    encoded = b"".join(_field(_LOG_EVENT_TAG, event_bytes(e)) for e in events)
+    return control_pb2.EventLogChunk.FromString(encoded)
 
 
 @functools.lru_cache(maxsize=16384)
