@@ -23,16 +23,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from leaderboard.standings import wilson
-from sdk import Bot, MatchInfo
-from sdk.events import event_from
-from sdk.examples.greedy_bot import GreedyBot
-from sdk.examples.random_bot import RandomBot
-from sdk.examples.strong_bot import StrongBot
-from sdk.observation import observation_from
-from server import wire
-from server.rules import RulesConfig, legal_actions, new_match, play, seen_by
-from server.rules.action import action_from_id
+from uno_arena.leaderboard.standings import wilson
+from uno_arena.rules import RulesConfig, legal_actions, new_match, play, seen_by
+from uno_arena.rules.action import action_from_id
+from uno_arena.sdk import Bot, MatchInfo
+from uno_arena.sdk.events import event_from
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.sdk.examples.random_bot import RandomBot
+from uno_arena.sdk.examples.strong_bot import StrongBot
+from uno_arena.sdk.observation import observation_from
+from uno_arena.server import wire
 
 
 def play_match(bots: list[Bot], seed: int, match_id: str) -> tuple[float, float]:

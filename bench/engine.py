@@ -29,11 +29,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from server.rules import Action, RulesConfig, legal_actions, new_hand, new_match
-from server.rules.hand import apply
-from server.rules.legal import legal_actions as hand_legal_actions
-from server.rules.match import apply as match_apply
-from server.rules.runner import eager_choices
+from uno_arena.rules import Action, RulesConfig, legal_actions, new_hand, new_match
+from uno_arena.rules.hand import apply
+from uno_arena.rules.legal import legal_actions as hand_legal_actions
+from uno_arena.rules.match import apply as match_apply
+from uno_arena.rules.runner import eager_choices
 
 Chooser = Callable[[Sequence[Action]], Sequence[Action]]
 

@@ -44,9 +44,9 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from server import identity, wire  # noqa: E402
-from server.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
-from server.rules.runner import eager_choices  # noqa: E402
+from uno_arena.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
+from uno_arena.rules.runner import eager_choices  # noqa: E402
+from uno_arena.server import identity, wire  # noqa: E402
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 
@@ -379,7 +379,7 @@ def main() -> None:
 
     def start_server() -> tuple[subprocess.Popen[bytes], str]:
         port = free_port()
-        command = [sys.executable, "-m", "cli.main", "server", "--listen", f"127.0.0.1:{port}",
+        command = [sys.executable, "-m", "uno_arena.cli", "server", "--listen", f"127.0.0.1:{port}",
                    "--redis-url", args.redis_url, "--key-prefix", prefix]  # fmt: skip
         process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         wait_for_port(port)

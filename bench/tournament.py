@@ -34,14 +34,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.protocol import free_port  # noqa: E402
-from server import identity, wire  # noqa: E402
+from uno_arena.server import identity, wire  # noqa: E402
 from uno_arena.v1 import control_pb2, control_pb2_grpc  # noqa: E402
-from workers import lifecycle  # noqa: E402
-from workers.queue import delete_prefix  # noqa: E402
-from workers.spec import TournamentSpec, spec_from_dict  # noqa: E402
-from workers.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
+from uno_arena.workers import lifecycle  # noqa: E402
+from uno_arena.workers.queue import delete_prefix  # noqa: E402
+from uno_arena.workers.spec import TournamentSpec, spec_from_dict  # noqa: E402
+from uno_arena.workers.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
 
-PYTHON = [sys.executable, "-m", "cli.main"]
+PYTHON = [sys.executable, "-m", "uno_arena.cli"]
 
 
 def spawn(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
@@ -155,7 +155,7 @@ def main() -> None:
                 spawn(
                     "bot",
                     "run",
-                    "sdk/examples/random_bot.py:RandomBot",
+                    "sdk/uno_arena/sdk/examples/random_bot.py:RandomBot",
                     "--name",
                     name,
                     "--token",

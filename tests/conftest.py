@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 import redis
 
-from server import identity
-from server.app import create_server, redis_client
-from server.arena import Arena
-from server.settings import ServerSettings
-from workers.queue import delete_prefix
+from uno_arena.server import identity
+from uno_arena.server.app import create_server, redis_client
+from uno_arena.server.arena import Arena
+from uno_arena.server.settings import ServerSettings
+from uno_arena.workers.queue import delete_prefix
 
 REDIS_HOST = os.environ.get("UNO_ARENA_TEST_REDIS_HOST", "127.0.0.1")
 REDIS_PORT = int(os.environ.get("REDIS_PORT", os.environ.get("UNO_ARENA_TEST_REDIS_PORT", "6379")))

@@ -14,7 +14,7 @@ from tests.workers.harness import REDIS_URL
 
 
 def run_demo(*flags: str) -> str:
-    command = [sys.executable, "-m", "cli.main", "demo", "--target", "60", "--cycles", "1", "--exit",
+    command = [sys.executable, "-m", "uno_arena.cli", "demo", "--target", "60", "--cycles", "1", "--exit",
                "--web", "127.0.0.1:0", *flags]  # fmt: skip
     environment = {**os.environ, "COLUMNS": "160"}
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)

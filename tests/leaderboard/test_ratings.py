@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from leaderboard.ratings import Outcome, outcome, rate
-from leaderboard.standings import head_to_head, standings, wilson
+from uno_arena.leaderboard.ratings import Outcome, outcome, rate
+from uno_arena.leaderboard.standings import head_to_head, standings, wilson
 
 
 def summary(match_id: str, bots: list[str], winners: list[int], totals: list[int], **extra: object) -> dict:

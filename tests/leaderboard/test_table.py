@@ -7,7 +7,7 @@ from typing import Any
 
 from rich.console import Console
 
-from cli.leaderboard_commands import print_leaderboard
+from uno_arena.cli.leaderboard_commands import print_leaderboard
 
 
 def _row(rank: int, bot: str) -> dict[str, Any]:

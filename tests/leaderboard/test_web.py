@@ -16,13 +16,13 @@ import pytest
 import redis
 from werkzeug.serving import make_server
 
-from leaderboard.web import create_app
-from server import identity
+from uno_arena.leaderboard.web import create_app
+from uno_arena.server import identity
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
-from workers import lifecycle, recording
-from workers.spec import spec_from_dict
-from workers.tournament import Keys, scheduled_match
+from uno_arena.workers import lifecycle, recording
+from uno_arena.workers.spec import spec_from_dict
+from uno_arena.workers.tournament import Keys, scheduled_match
 
 BOTS = ["alpha", "beta", "gamma"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

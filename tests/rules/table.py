@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from server.rules import Hand, RulesConfig, new_hand, parse_card, parse_cards, stacked_deck
+from uno_arena.rules import Hand, RulesConfig, new_hand, parse_card, parse_cards, stacked_deck
 
 
 def deal(

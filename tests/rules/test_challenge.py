@@ -1,6 +1,6 @@
 """RULINGS 15, 17, 18: the Wild Draw Four and its challenge."""
 
-from server.rules import (
+from uno_arena.rules import (
     ACCEPT,
     CHALLENGE,
     Colour,
@@ -13,7 +13,7 @@ from server.rules import (
     play,
     play_card,
 )
-from server.rules.event import Challenged, Drew, HandShown, seen_by
+from uno_arena.rules.event import Challenged, Drew, HandShown, seen_by
 
 from .table import deal, events_of
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from server.rules import ConfigError, DealerRule, FirstWildChooser, FirstWildDrawFour, RulesConfig, Scoring
+from uno_arena.rules import ConfigError, DealerRule, FirstWildChooser, FirstWildDrawFour, RulesConfig, Scoring
 
 DEFAULTS = {
     "players": 4,

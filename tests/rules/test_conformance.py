@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     ACTIONS,
     Action,
     DealerRule,
@@ -34,7 +34,7 @@ from server.rules import (
     replay_match,
     seen_by,
 )
-from server.rules.event import Dealt, Drew, Event, HandShown
+from uno_arena.rules.event import Dealt, Drew, Event, HandShown
 
 OPTION_SETS: dict[str, dict[str, Any]] = {
     "official": {},

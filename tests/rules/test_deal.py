@@ -4,8 +4,8 @@ import random
 
 import pytest
 
-from server.rules import Phase, RulesConfig, new_hand
-from server.rules.event import Dealt, FirstCard
+from uno_arena.rules import Phase, RulesConfig, new_hand
+from uno_arena.rules.event import Dealt, FirstCard
 
 from .table import deal, names
 

@@ -2,9 +2,9 @@
 
 import random
 
-from server.rules import DealerRule, RulesConfig, new_match, parse_cards
-from server.rules.dealer import draw_for_dealer
-from server.rules.event import DealerChosen, DealerDrew, Event
+from uno_arena.rules import DealerRule, RulesConfig, new_match, parse_cards
+from uno_arena.rules.dealer import draw_for_dealer
+from uno_arena.rules.event import DealerChosen, DealerDrew, Event
 
 
 def choose(players: int, order: str) -> tuple[int, list[Event]]:
@@ -38,7 +38,7 @@ def test_dealer_is_drawn_for_every_hand_by_default() -> None:
 
 
 def test_rotate_left_passes_the_deal_without_drawing() -> None:
-    from server.rules import DRAW, apply, legal_actions
+    from uno_arena.rules import DRAW, apply, legal_actions
 
     config = RulesConfig(players=3, dealer=DealerRule.ROTATE_LEFT, target_score=10_000)
     match = new_match(config, random.Random(3))

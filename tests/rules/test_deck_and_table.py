@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     COLOURS,
     DECK_SIZE,
     ConfigError,
@@ -16,7 +16,7 @@ from server.rules import (
     stacked_deck,
     standard_deck,
 )
-from server.rules.card import UnknownCardError
+from uno_arena.rules.card import UnknownCardError
 
 
 def test_deck_has_108_cards() -> None:

@@ -1,6 +1,6 @@
 """RULINGS 5-10: the first card turned up."""
 
-from server.rules import (
+from uno_arena.rules import (
     Colour,
     FirstWildChooser,
     FirstWildDrawFour,
@@ -10,7 +10,7 @@ from server.rules import (
     legal_actions,
     play,
 )
-from server.rules.event import Drew, Shuffled, ShuffleReason, Skipped
+from uno_arena.rules.event import Drew, Shuffled, ShuffleReason, Skipped
 
 from .table import deal, events_of
 

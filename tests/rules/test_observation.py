@@ -2,8 +2,8 @@
 
 from dataclasses import fields
 
-from server.rules import DRAW, Colour, Phase, observe, parse_card, play, play_card
-from server.rules.event import Dealt, Drew, seen_by
+from uno_arena.rules import DRAW, Colour, Phase, observe, parse_card, play, play_card
+from uno_arena.rules.event import Dealt, Drew, seen_by
 
 from .table import deal, names
 

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     DRAW,
     IllegalActionError,
     RulesConfig,

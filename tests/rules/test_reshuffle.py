@@ -3,7 +3,7 @@
 import random
 from collections import Counter
 
-from server.rules import (
+from uno_arena.rules import (
     DRAW,
     KEEP,
     Colour,
@@ -18,7 +18,7 @@ from server.rules import (
     stacked_deck,
     standard_deck,
 )
-from server.rules.event import Drew, Reshuffled
+from uno_arena.rules.event import Drew, Reshuffled
 
 from .table import events_of
 

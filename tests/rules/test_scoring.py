@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     HandEnd,
     MatchEnd,
     RulesConfig,
@@ -17,9 +17,9 @@ from server.rules import (
     play_card,
     run_match,
 )
-from server.rules.card import points
-from server.rules.event import Drew
-from server.rules.runner import random_policy
+from uno_arena.rules.card import points
+from uno_arena.rules.event import Drew
+from uno_arena.rules.runner import random_policy
 
 from .table import deal, events_of
 

@@ -5,7 +5,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     DRAW,
     KEEP,
     Action,
@@ -20,8 +20,8 @@ from server.rules import (
     play,
     run_match,
 )
-from server.rules.event import MatchEnded
-from server.rules.runner import Policy, random_policy
+from uno_arena.rules.event import MatchEnded
+from uno_arena.rules.runner import Policy, random_policy
 
 from .table import deal
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     DRAW,
     KEEP,
     CardDoesNotMatchError,
@@ -14,7 +14,7 @@ from server.rules import (
     play,
     play_card,
 )
-from server.rules.event import Drew, Kept, Skipped
+from uno_arena.rules.event import Drew, Kept, Skipped
 
 from .table import deal, events_of, names
 

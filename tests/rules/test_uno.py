@@ -2,7 +2,7 @@
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     CATCH,
     DRAW,
     PASS,
@@ -14,7 +14,7 @@ from server.rules import (
     play,
     play_card,
 )
-from server.rules.event import CatchPassed, Caught, Drew, Played
+from uno_arena.rules.event import CatchPassed, Caught, Drew, Played
 
 from .table import deal, events_of
 

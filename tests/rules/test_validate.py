@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import pytest
 
-from server.rules import (
+from uno_arena.rules import (
     ACCEPT,
     CATCH,
     DRAW,

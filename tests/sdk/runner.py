@@ -6,7 +6,7 @@ import asyncio
 import threading
 from typing import Any
 
-from sdk import Bot, BotClient, ClientSettings
+from uno_arena.sdk import Bot, BotClient, ClientSettings
 
 
 class BackgroundBot:

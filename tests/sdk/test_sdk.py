@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from sdk import Action, Bot, Observation
-from sdk.examples.greedy_bot import GreedyBot
-from sdk.examples.random_bot import RandomBot
 from tests.conftest import RunningServer, start_server, stop_server
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control, play_match
+from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -127,7 +127,8 @@ def test_ctrl_c_on_uno_arena_bot_run_mid_match(match_server: RunningServer) -> N
     """The real command in its own process, its token from the environment, stopped by SIGINT."""
     stays = run_bots(match_server, {"stays-too": GreedyBot()})["stays-too"]
     env = {**os.environ, "UNO_ARENA_BOT_TOKEN": match_server.register("interrupted")}
-    command = [sys.executable, "-m", "cli.main", "bot", "run", "sdk/examples/greedy_bot.py:GreedyBot",
+    bot = "sdk/uno_arena/sdk/examples/greedy_bot.py:GreedyBot"
+    command = [sys.executable, "-m", "uno_arena.cli", "bot", "run", bot,
                "--name", "interrupted", "--server", match_server.address]  # fmt: skip
     process = subprocess.Popen(command, env=env, cwd=ROOT, stderr=subprocess.PIPE, text=True)
     try:

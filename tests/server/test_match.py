@@ -9,11 +9,11 @@ import threading
 import grpc
 import pytest
 
-from server import wire
-from server.rules import RulesConfig, replay_match
-from server.rules.action import action_from_id
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, eager, play_match
+from uno_arena.rules import RulesConfig, replay_match
+from uno_arena.rules.action import action_from_id
+from uno_arena.server import wire
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 

@@ -6,8 +6,7 @@ import random
 
 import pytest
 
-from server import wire
-from server.rules import (
+from uno_arena.rules import (
     ACTIONS,
     FACES,
     ActionKind,
@@ -18,7 +17,8 @@ from server.rules import (
     new_match,
     seen_by,
 )
-from server.rules.event import HandEnd, MatchEnd, ShuffleReason
+from uno_arena.rules.event import HandEnd, MatchEnd, ShuffleReason
+from uno_arena.server import wire
 from uno_arena.v1 import game_pb2 as pb
 
 ENUMS = [(Colour, pb.Colour, "COLOUR"), (Rank, pb.Rank, "RANK"), (ActionKind, pb.ActionKind, "ACTION_KIND"),
@@ -46,7 +46,7 @@ def test_cards_and_actions_round_trip_by_index_and_id() -> None:
 def test_every_event_kind_encodes() -> None:
     match = new_match(RulesConfig(players=3, target_score=100), random.Random(3))
     rng = random.Random(4)
-    from server.rules import legal_actions, play
+    from uno_arena.rules import legal_actions, play
 
     while match.result is None:
         play(match, rng.choice(legal_actions(match)))
@@ -56,7 +56,7 @@ def test_every_event_kind_encodes() -> None:
 
 @pytest.mark.parametrize("players", [2, 3, 6, 10])
 def test_the_pre_encoded_decision_request_is_the_built_message(players: int) -> None:
-    from server.rules import apply, legal_actions
+    from uno_arena.rules import apply, legal_actions
     from uno_arena.v1 import bot_pb2
 
     rng = random.Random(players)
@@ -79,7 +79,7 @@ def test_the_pre_encoded_decision_request_is_the_built_message(players: int) -> 
 
 
 def test_the_log_chunk_from_cached_encodings_is_the_built_message() -> None:
-    from server.rules import apply, legal_actions
+    from uno_arena.rules import apply, legal_actions
     from uno_arena.v1 import control_pb2
 
     rng = random.Random(8)

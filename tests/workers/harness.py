@@ -20,8 +20,8 @@ class WorkerProcess:
     """`uno-arena worker` in its own process group, so SIGKILL takes its work horse too."""
 
     def __init__(self, prefix: str, control_token: str, log: Path, lease_seconds: float = 2.0) -> None:
-        self.command = [sys.executable, "-m", "cli.main", "worker", "--redis-url", REDIS_URL, "--key-prefix",
-                        prefix, "--lease-seconds", str(lease_seconds)]  # fmt: skip
+        self.command = [sys.executable, "-m", "uno_arena.cli", "worker", "--redis-url", REDIS_URL,
+                        "--key-prefix", prefix, "--lease-seconds", str(lease_seconds)]  # fmt: skip
         self.environment = {**os.environ, "UNO_ARENA_CONTROL_TOKEN": control_token}
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None

@@ -8,8 +8,8 @@ from collections import Counter
 
 import pytest
 
-from server.rules import RulesConfig
-from workers.schedule import MAX_FULL_TABLES, first_dealer, schedule
+from uno_arena.rules import RulesConfig
+from uno_arena.workers.schedule import MAX_FULL_TABLES, first_dealer, schedule
 
 SIZES = [(n, k) for n in range(2, 17) for k in range(2, min(n, 10) + 1)]
 # larger ones that need more than one cyclic base table, or the fixed-bot design

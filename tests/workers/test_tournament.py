@@ -12,19 +12,19 @@ import pytest
 import redis
 from click.testing import CliRunner
 
-from cli.main import cli
-from leaderboard import board
-from sdk import Action, Bot, Observation
-from sdk.examples.greedy_bot import GreedyBot
-from sdk.examples.random_bot import RandomBot
 from tests.conftest import RunningServer
 from tests.sdk.runner import BackgroundBot
 from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
+from uno_arena.cli.main import cli
+from uno_arena.leaderboard import board
+from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.v1 import control_pb2
-from workers import lifecycle, recording
-from workers.queue import match_queue
-from workers.spec import spec_from_dict
-from workers.tournament import Keys, MatchState, TournamentStatus, errors, load, states
+from uno_arena.workers import lifecycle, recording
+from uno_arena.workers.queue import match_queue
+from uno_arena.workers.spec import spec_from_dict
+from uno_arena.workers.tournament import Keys, MatchState, TournamentStatus, errors, load, states
 
 
 class SlowGreedyBot(GreedyBot):

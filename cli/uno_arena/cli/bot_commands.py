@@ -1,0 +1,68 @@
+"""`uno-arena bot run`: run any Bot subclass against a match server."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import logging
+import signal
+import sys
+from pathlib import Path
+
+import click
+
+from uno_arena.sdk import Bot, BotClient, BotRefused, ClientSettings
+
+
+def load_bot_class(target: str) -> type[Bot]:
+    """`path/to/file.py:ClassName` or `package.module:ClassName` -> the class."""
+    where, sep, class_name = target.rpartition(":")
+    if not sep or not where or not class_name:
+        raise click.BadParameter(
+            "expected path/to/file.py:ClassName or package.module:ClassName", param_hint="BOT"
+        )
+    if where.endswith(".py"):
+        path = Path(where)
+        if not path.is_file():
+            raise click.BadParameter(f"no such file: {path}", param_hint="BOT")
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module
+        spec.loader.exec_module(module)
+    else:
+        module = importlib.import_module(where)
+    found = getattr(module, class_name, None)
+    if not (isinstance(found, type) and issubclass(found, Bot)):
+        raise click.BadParameter(f"{class_name} in {where} is not a subclass of sdk.Bot", param_hint="BOT")
+    return found
+
+
+@click.command("run")
+@click.argument("target", metavar="BOT")
+@click.option("--name", required=True, help="The registered bot name.")
+@click.option(
+    "--token", envvar="UNO_ARENA_BOT_TOKEN", required=True, help="The bot's token (env UNO_ARENA_BOT_TOKEN)."
+)
+@click.option("--server", default="127.0.0.1:50051", show_default=True, help="Match server HOST:PORT.")
+@click.option(
+    "--max-matches", type=click.IntRange(1), default=4, show_default=True, help="Matches played at once."
+)
+def run(target: str, name: str, token: str, server: str, max_matches: int) -> None:
+    """Run BOT (path/to/file.py:ClassName) until Ctrl-C; reconnects by itself if the server restarts."""
+    logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    bot = load_bot_class(target)()
+    client = BotClient(bot, server, name, token, ClientSettings(max_matches=max_matches))
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, client.stop)
+        await client.run()
+
+    try:
+        asyncio.run(main())
+    except BotRefused as refused:
+        raise click.ClickException(f"the server refused {name!r}: {refused}") from None
+    click.echo(f"{name} stopped", err=True)

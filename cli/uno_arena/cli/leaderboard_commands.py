@@ -1,0 +1,99 @@
+"""`uno-arena leaderboard [TOURNAMENT]`: the standings, as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+
+from uno_arena.cli.options import connect, with_redis
+from uno_arena.leaderboard import board
+from uno_arena.workers import recording
+
+COLUMNS = ("rank", "bot", "ordinal", "mu", "sigma", "matches", "wins", "win_rate", "win_low", "win_high",
+           "points_per_match", "hands_won", "timeouts", "illegal", "disconnects", "forfeits")  # fmt: skip
+
+
+@click.command("leaderboard")
+@click.argument("tournament_id", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Standings and head-to-head as JSON.")
+@click.option("--csv", "as_csv", is_flag=True, help="Standings as CSV.")
+@click.option("--refresh", is_flag=True, help="Recompute from the recorded results first.")
+@with_redis
+def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh: bool, redis_url: str,
+                key_prefix: str) -> None:  # fmt: skip
+    """Rank the bots of TOURNAMENT (default: every tournament under the prefix).
+
+    Ranked by OpenSkill's conservative rating (mu - 3 sigma), then match wins,
+    then points per match, then name.
+    """
+    client = connect(redis_url)
+    scope = tournament_id or board.ALL
+    table = None if refresh else board.load(client, key_prefix, scope)
+    if table is None:
+        table = board.store(client, key_prefix, scope, recording.summaries(client, key_prefix, tournament_id))
+    if as_json:
+        click.echo(json.dumps(table, indent=1))
+    elif as_csv:
+        writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(table["standings"])
+    else:
+        print_leaderboard(Console(), table, tournament_id or "all tournaments")
+
+
+def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> None:
+    heading = f"leaderboard: {title}, {table['matches']} matches"
+    console.print(standings_table(table, heading, width=console.width))
+    bots = [row["bot"] for row in table["standings"]]
+    h2h = Table("vs", *bots, title="head to head (row's score against column: wins, ties half)")
+    for bot in bots:
+        cells = [(f"{table['head_to_head'].get(bot, {})[o]['score']:.2f}"
+                  if o in table["head_to_head"].get(bot, {}) else "-") for o in bots]  # fmt: skip
+        h2h.add_row(bot, *cells)
+    console.print(h2h)
+
+
+# Each column: header, and how a standings row shows in it; the compact view (`tournament watch`,
+# beside a progress bar, or a narrow terminal) keeps the ones marked True.
+_COLUMNS: tuple[tuple[str, bool, Callable[[dict[str, Any]], str]], ...] = (
+    ("#", True, lambda r: str(r["rank"])),
+    ("bot", True, lambda r: str(r["bot"])),
+    ("rating", True, lambda r: f"{r['ordinal']:.2f}"),
+    ("mu +- sigma", False, lambda r: f"{r['mu']:.2f} +- {r['sigma']:.2f}"),
+    ("matches", True, lambda r: str(r["matches"])),
+    ("wins", False, lambda r: f"{r['wins']:g}"),
+    ("win rate [95%]", True, lambda r: f"{r['win_rate']:.2f} [{r['win_low']:.2f}-{r['win_high']:.2f}]"),
+    ("points", True, lambda r: f"{r['points_per_match']:.0f}"),
+    ("hands won", False, lambda r: str(r["hands_won"])),
+    ("faults", True, lambda r: f"{r['timeouts']}/{r['illegal']}/{r['disconnects']}/{r['forfeits']}"),
+)
+_CAPTION = (
+    "rating: OpenSkill's mu - 3 sigma, which ranks; win rate: its 95% interval in brackets; "
+    "points: per match; faults: timeouts/illegal/disconnects/forfeits"
+)
+
+
+def standings_table(table: dict[str, Any], title: str, compact: bool = False, width: int = 0) -> Table:
+    """The standings; compact if asked, or if the full table would not fit in `width` columns."""
+    shown = _standings(table, title, compact)
+    if compact or not width:
+        return shown
+    unbounded = Console(width=10_000)
+    natural = Measurement.get(unbounded, unbounded.options, shown).maximum
+    return shown if natural <= width else _standings(table, title, compact=True)
+
+
+def _standings(table: dict[str, Any], title: str, compact: bool) -> Table:
+    columns = [c for c in _COLUMNS if c[1] or not compact]
+    standings = Table(*(header for header, _, _ in columns), title=title, caption=_CAPTION)
+    for row in table["standings"]:
+        standings.add_row(*(show(row) for _, _, show in columns))
+    return standings

@@ -1,0 +1,119 @@
+"""`uno-arena rules ...`: the rules core from the command line (show options, simulate matches)."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import Counter
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from uno_arena.rules import (
+    ConfigError,
+    MatchResult,
+    RulesConfig,
+    eager_random_policy,
+    random_policy,
+    run_match,
+)
+from uno_arena.rules.runner import Policy
+
+POLICIES = {"random": random_policy, "eager": eager_random_policy}
+
+
+def parse_options(options: tuple[str, ...], players: int | None) -> RulesConfig:
+    """`key=value` pairs (values as in TOML: numbers, true/false, names) into a config."""
+    values: dict[str, Any] = {}
+    for option in options:
+        key, sep, raw = option.partition("=")
+        if not sep:
+            raise click.BadParameter(f"{option!r} is not key=value", param_hint="--option")
+        values[key.strip()] = _plain_value(raw.strip())
+    if players is not None:
+        values["players"] = players
+    try:
+        return RulesConfig.from_dict(values)
+    except ConfigError as error:
+        raise click.BadParameter(str(error), param_hint="--option") from None
+
+
+def _plain_value(raw: str) -> Any:
+    if raw.lower() in ("true", "false"):
+        return raw.lower() == "true"
+    try:
+        return int(raw)
+    except ValueError:
+        return raw
+
+
+@click.group()
+def rules() -> None:
+    """The rules: options and in-process simulations."""
+
+
+@rules.command("show")
+@click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override an option.")
+def show(options: tuple[str, ...]) -> None:
+    """Print the rules configuration (defaults, or with overrides)."""
+    config = parse_options(options, None)
+    table = Table("option", "value", title="Rules configuration")
+    for key, value in config.to_dict().items():
+        table.add_row(key, str(value))
+    Console().print(table)
+
+
+@rules.command("simulate")
+@click.option("-p", "--players", type=click.IntRange(2, 10), default=4, show_default=True)
+@click.option("-n", "--matches", type=click.IntRange(1), default=20, show_default=True)
+@click.option("-s", "--seed", type=int, default=0, show_default=True, help="Seed of the first match.")
+@click.option(
+    "--policy",
+    type=click.Choice(sorted(POLICIES)),
+    default="eager",
+    show_default=True,
+    help="random: uniform over legal actions; eager: plays whenever it can.",
+)
+@click.option(
+    "-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override a rules option."
+)
+def simulate(players: int, matches: int, seed: int, policy: str, options: tuple[str, ...]) -> None:
+    """Play MATCHES whole matches between random in-process players and summarise them."""
+    config = parse_options(options, players)
+    results: list[MatchResult] = []
+    started = time.perf_counter()
+    columns = (TextColumn("matches"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True) as progress:
+        task = progress.add_task("matches", total=matches)
+        for index in range(matches):
+            match_seed = seed + index
+            policies: list[Policy] = [
+                POLICIES[policy](random.Random(f"{match_seed}/{seat}")) for seat in range(players)
+            ]
+            results.append(run_match(config, match_seed, policies))
+            progress.advance(task)
+    _print_summary(results, players, time.perf_counter() - started)
+
+
+def _print_summary(results: list[MatchResult], players: int, elapsed: float) -> None:
+    wins: Counter[int] = Counter()
+    for result in results:
+        for seat in result.winners:
+            wins[seat] += 1
+    table = Table("seat", "wins", "shared", "mean total", title=f"{len(results)} matches")
+    for seat in range(players):
+        shared = sum(1 for r in results if seat in r.winners and r.shared)
+        mean = sum(r.totals[seat] for r in results) / len(results)
+        table.add_row(str(seat), str(wins[seat]), str(shared), f"{mean:.0f}")
+    console = Console()
+    console.print(table)
+    reasons = Counter(r.reason.value for r in results)
+    hands = sum(len(r.hands) for r in results)
+    endings = Counter(h.reason.value for r in results for h in r.hands)
+    console.print(
+        f"match ends: {dict(reasons)}; hands: {hands} ({dict(endings)}); "
+        f"decisions: {sum(len(r.actions) for r in results)}; {elapsed:.1f} s"
+    )

@@ -1,0 +1,168 @@
+"""`uno-arena tournament ...`: create, start, follow and repair round-robin tournaments."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console, Group
+from rich.live import Live
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+from rich.table import Table
+
+from uno_arena.cli.leaderboard_commands import standings_table
+from uno_arena.cli.options import connect, with_redis
+from uno_arena.leaderboard import board
+from uno_arena.workers import lifecycle
+from uno_arena.workers.spec import SpecError, load_spec, spec_from_dict
+from uno_arena.workers.tournament import MatchState, TournamentError, TournamentStatus, errors, list_ids, load
+
+
+@click.group("tournament")
+def tournament() -> None:
+    """Round-robin tournaments played by RQ workers (docs/tournaments.md)."""
+
+
+def _guarded(action: Callable[[], Any]) -> Any:
+    try:
+        return action()
+    except (SpecError, TournamentError) as error:
+        raise click.ClickException(str(error)) from None
+
+
+@tournament.command("create")
+@click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--name", help="Tournament name (overrides the spec's).")
+@click.option("--bots", help="Comma-separated bot names (overrides the spec's).")
+@click.option("--seats", type=int, help="Bots per table, 2 to 10 (default 2).")
+@click.option("--cycles", type=int, help="Times the whole round robin is played (default 1).")
+@click.option("--target", type=int, help="Score that ends a match (default 500).")
+@click.option("--seed", type=int, help="Seed of the schedule and every match (default 0).")
+@click.option("--server", help="Match server HOST:PORT the workers use (default 127.0.0.1:50051).")
+@click.option("--id", "tournament_id", help="Tournament id (default: the name and a random suffix).")
+@with_redis
+def create(
+    spec: Path | None, tournament_id: str | None, redis_url: str, key_prefix: str, **flags: Any
+) -> None:
+    """Check SPEC (a TOML file) and the flags, schedule every match, and store the tournament."""
+    overrides = {k: v for k, v in flags.items() if v is not None}
+    parsed = _guarded(lambda: load_spec(spec, overrides) if spec else spec_from_dict(overrides))
+    client = connect(redis_url)
+    created = _guarded(lambda: lifecycle.create_checked(client, key_prefix, parsed, tournament_id))
+    matches = load(client, key_prefix, created).matches
+    click.echo(f"created {created}: {len(parsed.bots)} bots, {parsed.seats} per table, {matches} matches to "
+               f"{parsed.target}")  # fmt: skip
+    click.echo(f"start it with: uno-arena tournament start {created}")
+
+
+def _id_command(name: str, help_text: str) -> Callable[[Callable[..., None]], click.Command]:
+    def decorate(function: Callable[..., None]) -> click.Command:
+        function.__doc__ = help_text
+        return tournament.command(name)(click.argument("tournament_id")(with_redis(function)))
+
+    return decorate
+
+
+@_id_command("start", "Queue every match of a created tournament.")
+def start(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+    queued = _guarded(lambda: lifecycle.start(connect(redis_url), key_prefix, tournament_id))
+    click.echo(f"queued {queued} matches; workers play them (uno-arena worker), follow with: "
+               f"uno-arena tournament watch {tournament_id}")  # fmt: skip
+
+
+@_id_command("cancel", "Cancel the matches still waiting; running ones finish and count.")
+def cancel(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+    cancelled = _guarded(lambda: lifecycle.cancel(connect(redis_url), key_prefix, tournament_id))
+    click.echo(f"cancelled {cancelled} waiting matches; `resume` queues them again")
+
+
+@_id_command("resume", "Queue again every match that is not done, running or failed.")
+def resume(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+    queued = _guarded(lambda: lifecycle.resume(connect(redis_url), key_prefix, tournament_id))
+    click.echo(f"queued {queued} matches")
+
+
+@_id_command("rerun-failed", "Queue the failed matches again (e.g. once a missing bot is back).")
+def rerun_failed(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+    queued = _guarded(lambda: lifecycle.rerun_failed(connect(redis_url), key_prefix, tournament_id))
+    click.echo(f"queued {queued} failed matches again")
+
+
+@_id_command("status", "Matches done, running, queued and failed, with an ETA.")
+def status(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+    client = connect(redis_url)
+    state = _guarded(lambda: lifecycle.progress(client, key_prefix, tournament_id))
+    console = Console()
+    console.print(_summary_table(state))
+    failed = errors(client, key_prefix, tournament_id)
+    for index, reason in sorted(failed.items()):
+        console.print(f"match {index}: {reason}")
+
+
+@tournament.command("list")
+@with_redis
+def list_command(redis_url: str, key_prefix: str) -> None:
+    """Every tournament under this key prefix."""
+    client = connect(redis_url)
+    table = Table("id", "name", "status", "done", "matches", "bots", "seats")
+    for tournament_id in list_ids(client, key_prefix):
+        t = load(client, key_prefix, tournament_id)
+        table.add_row(t.id, t.spec.name, t.status, str(t.done), str(t.matches), str(len(t.spec.bots)),
+                      str(t.spec.seats))  # fmt: skip
+    Console().print(table)
+
+
+@_id_command("watch", "A live progress bar and running standings, until the tournament ends (Ctrl-C leaves).")
+def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+    client = connect(redis_url)
+    state = _guarded(lambda: lifecycle.progress(client, key_prefix, tournament_id))
+    bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[detail]}"))  # fmt: skip
+    task = bar.add_task(tournament_id, total=state.tournament.matches, detail="")
+    try:
+        with Live(Group(bar), refresh_per_second=4) as live:
+            while True:
+                state = lifecycle.progress(client, key_prefix, tournament_id)
+                bar.update(task, completed=state.tournament.done, detail=_detail(state))
+                table = board.current(client, key_prefix, tournament_id)  # kept up to date by the jobs
+                live.update(
+                    Group(
+                        bar,
+                        standings_table(table, f"standings after {table['matches']} matches", compact=True),
+                    )
+                )
+                if state.tournament.status is not TournamentStatus.RUNNING:
+                    break
+                time.sleep(1)  # a refresh interval, not synchronisation
+    except KeyboardInterrupt:
+        return
+    click.echo(f"\ntournament {state.tournament.status}")
+
+
+def _detail(state: lifecycle.Progress) -> str:
+    states = state.tournament.states
+    parts = [
+        f"{states[s]} {s}" for s in (MatchState.RUNNING, MatchState.QUEUED, MatchState.FAILED) if states[s]
+    ]
+    if state.eta_s is not None:
+        parts.append(f"ETA {_duration(state.eta_s)}")
+    return ", ".join(parts)
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+
+
+def _summary_table(state: lifecycle.Progress) -> Table:
+    t = state.tournament
+    table = Table(title=f"{t.id} ({t.spec.name}): {t.status}", show_header=False)
+    for label in MatchState:
+        table.add_row(str(label), str(t.states[label]))
+    table.add_row("total", str(t.matches))
+    table.add_row("ETA", _duration(state.eta_s) if state.eta_s is not None else "-")
+    return table

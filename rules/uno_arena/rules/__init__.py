@@ -1,0 +1,126 @@
+"""The UNO rules core: pure, deterministic, standard library only.
+
+`(config, seed, actions)` replays a hand or a match exactly. Entry points:
+`new_hand` / `new_match` to start, `legal_actions` (sorted, complete), `apply`
+(trusted, fast) and `play` (validating), `observe` (RULINGS 29), `run_match`.
+"""
+
+from uno_arena.rules.action import (
+    ACCEPT,
+    ACTIONS,
+    CATCH,
+    CHALLENGE,
+    DRAW,
+    KEEP,
+    PASS,
+    Action,
+    ActionKind,
+    InvalidActionError,
+    action_from_id,
+    choose_colour,
+)
+from uno_arena.rules.action import play as play_card
+from uno_arena.rules.card import (
+    COLOURS,
+    DECK_SIZE,
+    FACES,
+    Card,
+    Colour,
+    Rank,
+    card,
+    parse_card,
+    parse_cards,
+    standard_deck,
+)
+from uno_arena.rules.config import (
+    ConfigError,
+    DealerRule,
+    FirstWildChooser,
+    FirstWildDrawFour,
+    RulesConfig,
+    Scoring,
+)
+from uno_arena.rules.deck import stacked_deck
+from uno_arena.rules.event import Event, HandEnd, HandEnded, MatchEnd, Seat, public, seen_by
+from uno_arena.rules.hand import DeckError, Hand, Phase, new_hand
+from uno_arena.rules.match import Match, MatchResult, apply, legal_actions, new_match, observe, play, to_move
+from uno_arena.rules.observation import Observation
+from uno_arena.rules.replay import replay_hand, replay_match
+from uno_arena.rules.runner import Policy, eager_random_policy, random_policy, run_match
+from uno_arena.rules.validate import (
+    CardDoesNotMatchError,
+    CardNotHeldError,
+    HandOverError,
+    IllegalActionError,
+    NotDrawnCardError,
+    NotYourTurnError,
+    WrongDecisionError,
+    canonical,
+)
+
+__all__ = [
+    "ACCEPT",
+    "ACTIONS",
+    "CATCH",
+    "CHALLENGE",
+    "COLOURS",
+    "DECK_SIZE",
+    "DRAW",
+    "FACES",
+    "KEEP",
+    "PASS",
+    "Action",
+    "ActionKind",
+    "Card",
+    "CardDoesNotMatchError",
+    "CardNotHeldError",
+    "Colour",
+    "ConfigError",
+    "DealerRule",
+    "DeckError",
+    "Event",
+    "FirstWildChooser",
+    "FirstWildDrawFour",
+    "Hand",
+    "HandEnd",
+    "HandEnded",
+    "HandOverError",
+    "IllegalActionError",
+    "InvalidActionError",
+    "Match",
+    "MatchEnd",
+    "MatchResult",
+    "NotDrawnCardError",
+    "NotYourTurnError",
+    "Observation",
+    "Phase",
+    "Policy",
+    "Rank",
+    "RulesConfig",
+    "Scoring",
+    "Seat",
+    "WrongDecisionError",
+    "action_from_id",
+    "apply",
+    "canonical",
+    "card",
+    "choose_colour",
+    "legal_actions",
+    "new_hand",
+    "new_match",
+    "observe",
+    "parse_card",
+    "parse_cards",
+    "play",
+    "play_card",
+    "public",
+    "eager_random_policy",
+    "random_policy",
+    "replay_hand",
+    "replay_match",
+    "run_match",
+    "seen_by",
+    "stacked_deck",
+    "standard_deck",
+    "to_move",
+]

@@ -1,0 +1,477 @@
+"""The state of one hand of UNO and the transitions that actions cause.
+
+A `Hand` changes only through `apply` (trusted, fast) or `play` (validating,
+in `uno_arena.rules.validate`). Chance (shuffles) comes from the `random.Random`
+passed in, so `(config, seed, actions)` replays a hand exactly.
+
+Sequencing of simultaneous rules, chosen so that every decision belongs to one
+seat at a time:
+- An uncalled UNO opens a catch window right after the play, before the card's
+  effect: each other seat, in turn order from the next player, is asked to
+  catch or pass. The first catch closes it; nobody else has acted, so the
+  window is still open "until the next player begins their turn" (RULINGS 19).
+- A Wild Draw Four's guilt (RULINGS 12, 17) is fixed when it is played.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Sequence
+
+from uno_arena.rules.action import Action, ActionKind
+from uno_arena.rules.card import DECK_SIZE, FACES, Card, Colour, Rank, standard_deck
+from uno_arena.rules.config import FirstWildChooser, FirstWildDrawFour, RulesConfig, Scoring
+from uno_arena.rules.dealer import draw_for_dealer
+from uno_arena.rules.event import (
+    Accepted,
+    CatchPassed,
+    Caught,
+    Challenged,
+    ColourChosen,
+    Dealt,
+    DirectionChanged,
+    Drew,
+    Event,
+    FirstCard,
+    HandEnd,
+    HandEnded,
+    HandShown,
+    Kept,
+    Played,
+    Reshuffled,
+    Seat,
+    Shuffled,
+    ShuffleReason,
+    Skipped,
+)
+
+
+class Phase(enum.StrEnum):
+    """Which decision the hand is waiting for, and from whom (`Hand.to_move`)."""
+
+    CHOOSE_COLOUR = "choose_colour"  # name the colour of a first-card Wild
+    TURN = "turn"  # play a card or draw
+    DRAWN = "drawn"  # play the card just drawn, or keep it
+    CATCH = "catch"  # catch the player who did not call UNO, or pass
+    CHALLENGE = "challenge"  # challenge or accept a Wild Draw Four
+    OVER = "over"
+
+
+class DeckError(ValueError):
+    """An explicit deck order that is not a permutation of the 108-card deck."""
+
+
+class Hand:
+    """One hand: cards, piles, whose decision it is, and the event log.
+
+    Read the attributes freely; change the hand only through `apply`/`play`.
+    `draw_pile` has its top card at the end; `discards` too (the top discard
+    is `discards[-1]`).
+    """
+
+    __slots__ = (
+        "actions",
+        "cards",
+        "catch_queue",
+        "colour",
+        "config",
+        "dealer",
+        "direction",
+        "discards",
+        "draw_pile",
+        "drawn",
+        "events",
+        "first_event",
+        "max_turns",
+        "pending",
+        "phase",
+        "players",
+        "result",
+        "rng",
+        "shown",
+        "stalled_turns",
+        "to_move",
+        "turn_seat",
+        "turns",
+        "wild_draw_four_guilty",
+        "wild_draw_four_seat",
+    )
+
+    def __init__(self, config: RulesConfig, rng: random.Random, events: list[Event]) -> None:
+        self.config = config
+        self.rng = rng
+        self.players = config.players
+        self.dealer: Seat = 0
+        self.cards: list[list[Card]] = [[] for _ in range(config.players)]
+        self.draw_pile: list[Card] = []
+        self.discards: list[Card] = []
+        self.colour: Colour | None = None
+        self.direction = 1
+        self.phase = Phase.TURN
+        self.to_move: Seat = 0  # -1 once the hand is over
+        self.turn_seat: Seat = 0  # whose turn it is (differs from to_move in CATCH/CHALLENGE)
+        self.drawn: Card | None = None  # the playable card just drawn, in DRAWN
+        self.catch_queue: list[Seat] = []  # seats still to be asked, in CATCH
+        self.pending: Card | None = None  # the card whose effect waits for a catch window
+        self.wild_draw_four_seat: Seat = -1  # who played the Wild Draw Four being decided
+        self.wild_draw_four_guilty = False
+        self.turns = 0
+        self.max_turns = config.max_turns_per_hand
+        self.stalled_turns = 0  # turns in a row begun with nothing left to draw (RULINGS 24)
+        self.shown: list[tuple[Seat, Seat, tuple[Card, ...]]] = []  # (to, whose, cards)
+        self.events = events
+        self.first_event = len(events)
+        self.actions: list[Action] = []
+        self.result: HandEnded | None = None
+
+    @property
+    def top(self) -> Card:
+        return self.discards[-1]
+
+    @property
+    def is_over(self) -> bool:
+        return self.phase is Phase.OVER
+
+    @property
+    def hand_events(self) -> list[Event]:
+        """The events of this hand only (a match's log holds every hand's)."""
+        return self.events[self.first_event :]
+
+    def next_seat(self, seat: Seat, steps: int = 1) -> Seat:
+        return (seat + steps * self.direction) % self.players
+
+    def playable(self, card: Card) -> bool:
+        """Matches the top discard by colour, number or symbol, or is a Wild (RULINGS 11, 12)."""
+        return card.colour is None or card.colour is self.colour or card.rank is self.discards[-1].rank
+
+    def clone(self, rng: random.Random | None = None, events: list[Event] | None = None) -> Hand:
+        """An independent copy, to try an action or search ahead; chance included.
+
+        The copy gets its own generator in the same state, unless `rng` (and
+        `events`, the log to continue) are given by a cloning match.
+        """
+        twin = Hand.__new__(Hand)
+        for name in Hand.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.rng = rng if rng is not None else _copy_rng(self.rng)
+        twin.events = events if events is not None else list(self.events)
+        twin.cards = [list(held) for held in self.cards]
+        twin.draw_pile = list(self.draw_pile)
+        twin.discards = list(self.discards)
+        twin.catch_queue = list(self.catch_queue)
+        twin.shown = list(self.shown)
+        twin.actions = list(self.actions)
+        return twin
+
+    def card_count(self) -> int:
+        """All cards in hands and piles; always 108."""
+        return len(self.draw_pile) + len(self.discards) + sum(map(len, self.cards))
+
+
+def _copy_rng(rng: random.Random) -> random.Random:
+    twin = random.Random()
+    twin.setstate(rng.getstate())
+    return twin
+
+
+def new_hand(
+    config: RulesConfig,
+    rng: random.Random,
+    *,
+    dealer: Seat | None = None,
+    deck: Sequence[Card] | None = None,
+    events: list[Event] | None = None,
+) -> Hand:
+    """Deal a hand: draw for dealer unless `dealer` is given, shuffle unless `deck` is.
+
+    `deck` is an explicit order, top card first, for tests, puzzles and
+    reproducing reported games (see `uno_arena.rules.deck.stacked_deck`).
+    """
+    hand = Hand(config, rng, [] if events is None else events)
+    if dealer is None:
+        dealer = draw_for_dealer(config.players, rng, hand.events)
+    if not 0 <= dealer < config.players:
+        raise ValueError(f"dealer {dealer} is not a seat of {config.players}")
+    hand.dealer = dealer
+    hand.draw_pile = _ordered_pile(deck) if deck is not None else _shuffled_pile(hand)
+    _deal(hand)
+    _turn_up_first_card(hand)
+    return hand
+
+
+def _ordered_pile(deck: Sequence[Card]) -> list[Card]:
+    if len(deck) != DECK_SIZE or sorted(deck) != standard_deck():
+        raise DeckError(f"a deck order must hold exactly the {DECK_SIZE} cards of the deck")
+    return list(reversed(deck))
+
+
+def _shuffled_pile(hand: Hand) -> list[Card]:
+    pile = standard_deck()
+    hand.rng.shuffle(pile)
+    hand.events.append(Shuffled(ShuffleReason.DEAL, len(pile)))
+    return pile
+
+
+def _deal(hand: Hand) -> None:
+    """One card at a time, starting at the dealer's left (RULINGS 4)."""
+    for _ in range(hand.config.hand_size):
+        for offset in range(1, hand.players + 1):
+            hand.cards[(hand.dealer + offset) % hand.players].append(hand.draw_pile.pop())
+    for offset in range(1, hand.players + 1):
+        seat = (hand.dealer + offset) % hand.players
+        hand.events.append(Dealt(seat, len(hand.cards[seat]), tuple(hand.cards[seat])))
+
+
+def _turn_up_first_card(hand: Hand) -> None:
+    """RULINGS 5-10."""
+    card = hand.draw_pile.pop()
+    while (
+        card.rank is Rank.WILD_DRAW_FOUR and hand.config.first_wild_draw_four is FirstWildDrawFour.RESHUFFLE
+    ):
+        hand.draw_pile.append(card)
+        hand.rng.shuffle(hand.draw_pile)
+        hand.events.append(Shuffled(ShuffleReason.FIRST_CARD, len(hand.draw_pile)))
+        card = hand.draw_pile.pop()
+    hand.discards.append(card)
+    hand.colour = card.colour
+    hand.events.append(FirstCard(card))
+    left = hand.next_seat(hand.dealer)
+    if card.is_wild:
+        chooser = hand.config.first_wild_chooser
+        first_player_names = card.rank is Rank.WILD and chooser is FirstWildChooser.FIRST_PLAYER
+        hand.phase = Phase.CHOOSE_COLOUR
+        hand.to_move = hand.turn_seat = left if first_player_names else hand.dealer
+    elif card.rank is Rank.REVERSE:
+        hand.direction = -1
+        hand.events.append(DirectionChanged(-1))
+        _begin_turn(hand, hand.dealer)
+    else:
+        _effect_on(hand, left, card)
+
+
+def _effect_on(hand: Hand, target: Seat, card: Card) -> None:
+    """A card's effect on `target`, the player next in turn, who then plays or is skipped.
+
+    Used for plays and first cards; a played Wild Draw Four goes to the
+    challenge first, so here it only arrives as a first card (RULINGS 10).
+    """
+    if _forced_draw(hand, target, card) or card.rank is Rank.SKIP:
+        hand.events.append(Skipped(target))
+        target = hand.next_seat(target)
+    _begin_turn(hand, target)
+
+
+def _forced_draw(hand: Hand, target: Seat, card: Card) -> bool:
+    """Make `target` draw for a Draw Two or Wild Draw Four; whether it did."""
+    if card.rank is Rank.DRAW_TWO:
+        _draw(hand, target, 2, "draw_two")
+    elif card.rank is Rank.WILD_DRAW_FOUR:
+        _draw(hand, target, 4, "wild_draw_four")
+    else:
+        return False
+    return True
+
+
+def _begin_turn(hand: Hand, seat: Seat) -> None:
+    """Start `seat`'s turn, unless the hand can make no more progress (RULINGS 24)."""
+    if hand.draw_pile or len(hand.discards) > 1:
+        hand.stalled_turns = 0
+    elif hand.stalled_turns >= hand.players:
+        _end(hand, HandEnd.NO_PROGRESS, None)
+        return
+    else:
+        hand.stalled_turns += 1
+    if hand.turns >= hand.max_turns:
+        _end(hand, HandEnd.MAX_TURNS, None)
+        return
+    hand.turns += 1
+    hand.phase = Phase.TURN
+    hand.to_move = hand.turn_seat = seat
+
+
+def _draw(hand: Hand, seat: Seat, count: int, reason: str) -> None:
+    drawn = [card for card in (_take(hand) for _ in range(count)) if card is not None]
+    hand.cards[seat].extend(drawn)
+    hand.events.append(Drew(seat, len(drawn), tuple(drawn), reason))
+
+
+def _take(hand: Hand) -> Card | None:
+    """The top of the draw pile, reshuffling the discards first if it is empty (RULINGS 16)."""
+    if not hand.draw_pile and len(hand.discards) > 1:
+        top = hand.discards.pop()
+        hand.draw_pile = hand.discards
+        hand.rng.shuffle(hand.draw_pile)
+        hand.discards = [top]
+        hand.events.append(Reshuffled(len(hand.draw_pile)))
+    return hand.draw_pile.pop() if hand.draw_pile else None
+
+
+def apply(hand: Hand, action: Action) -> None:
+    """Apply a legal action without checking it (see `validate.play` for untrusted input)."""
+    hand.actions.append(action)
+    _HANDLERS[action.kind](hand, action)
+
+
+def _apply_play(hand: Hand, action: Action) -> None:
+    seat, card = hand.to_move, action.card
+    assert card is not None
+    held = hand.cards[seat]
+    held.remove(card)
+    previous_colour = hand.colour
+    hand.discards.append(card)
+    hand.colour = card.colour or action.colour
+    hand.drawn = None
+    hand.events.append(Played(seat, card, action.colour, action.uno, len(held)))
+    if card.rank is Rank.WILD_DRAW_FOUR:
+        hand.wild_draw_four_seat = seat
+        hand.wild_draw_four_guilty = any(c.colour is previous_colour for c in held)
+    if not held:
+        _go_out(hand, seat, card)
+    elif len(held) == 1 and not action.uno:
+        _open_catch_window(hand, seat, card)
+    else:
+        _resolve(hand, seat, card)
+
+
+def _open_catch_window(hand: Hand, seat: Seat, card: Card) -> None:
+    hand.pending = card
+    hand.catch_queue = [hand.next_seat(seat, k) for k in range(hand.players - 1, 0, -1)]
+    hand.phase = Phase.CATCH
+    hand.to_move = hand.catch_queue.pop()
+
+
+def _resolve(hand: Hand, seat: Seat, card: Card) -> None:
+    """The effect of `card`, just played by `seat` (RULINGS 14, 15)."""
+    if card in _NO_EFFECT:  # the common case, kept short
+        _begin_turn(hand, (seat + hand.direction) % hand.players)
+        return
+    rank = card.rank
+    if rank is Rank.REVERSE:
+        hand.direction = -hand.direction
+        hand.events.append(DirectionChanged(hand.direction))
+        if hand.players == 2:
+            hand.events.append(Skipped(hand.next_seat(seat)))
+            _begin_turn(hand, seat)
+        else:
+            _begin_turn(hand, hand.next_seat(seat))
+    elif rank is Rank.WILD_DRAW_FOUR:
+        hand.phase = Phase.CHALLENGE
+        hand.to_move = hand.next_seat(seat)
+    else:
+        _effect_on(hand, hand.next_seat(seat), card)
+
+
+def _go_out(hand: Hand, seat: Seat, card: Card) -> None:
+    """The last card: a Draw Two or Wild Draw Four still makes the next player draw (RULINGS 21)."""
+    _forced_draw(hand, hand.next_seat(seat), card)
+    _end(hand, HandEnd.PLAYED_OUT, seat)
+
+
+def _end(hand: Hand, reason: HandEnd, winner: Seat | None) -> None:
+    hand.phase = Phase.OVER
+    hand.to_move = -1
+    hand.result = HandEnded(reason, winner, _hand_points(hand, winner))
+    hand.events.append(hand.result)
+
+
+def _hand_points(hand: Hand, winner: Seat | None) -> tuple[int, ...]:
+    """What each seat scores from the hand (RULINGS 22, 23); nobody scores without a winner."""
+    left = [sum(c.rank.points for c in held) for held in hand.cards]
+    if winner is None:
+        return (0,) * hand.players
+    if hand.config.scoring is Scoring.PENALTY_POINTS:
+        return tuple(left)
+    return tuple(sum(left) if seat == winner else 0 for seat in range(hand.players))
+
+
+def _apply_draw(hand: Hand, action: Action) -> None:
+    """Draw one card, or until playable with `draw_until_playable` (RULINGS 13, 16)."""
+    seat = hand.to_move
+    drawn: list[Card] = []
+    while (card := _take(hand)) is not None:
+        drawn.append(card)
+        if hand.playable(card) or not hand.config.draw_until_playable:
+            break
+    hand.cards[seat].extend(drawn)
+    hand.events.append(Drew(seat, len(drawn), tuple(drawn), "draw"))
+    if drawn and hand.playable(drawn[-1]):
+        hand.phase = Phase.DRAWN
+        hand.drawn = drawn[-1]
+    else:
+        _begin_turn(hand, (seat + hand.direction) % hand.players)
+
+
+def _apply_keep(hand: Hand, action: Action) -> None:
+    hand.events.append(Kept(hand.to_move))
+    hand.drawn = None
+    _begin_turn(hand, (hand.to_move + hand.direction) % hand.players)
+
+
+def _apply_catch(hand: Hand, action: Action) -> None:
+    victim = hand.turn_seat
+    hand.events.append(Caught(hand.to_move, victim))
+    _draw(hand, victim, hand.config.uno_penalty, "uno_penalty")
+    _close_catch_window(hand)
+
+
+def _apply_pass(hand: Hand, action: Action) -> None:
+    hand.events.append(CatchPassed(hand.to_move))
+    if hand.catch_queue:
+        hand.to_move = hand.catch_queue.pop()
+    else:
+        _close_catch_window(hand)
+
+
+def _close_catch_window(hand: Hand) -> None:
+    card, hand.pending = hand.pending, None
+    hand.catch_queue = []
+    assert card is not None
+    _resolve(hand, hand.turn_seat, card)
+
+
+def _apply_accept(hand: Hand, action: Action) -> None:
+    seat = hand.to_move
+    hand.events.append(Accepted(seat))
+    _draw(hand, seat, 4, "wild_draw_four")
+    hand.events.append(Skipped(seat))
+    _begin_turn(hand, hand.next_seat(seat))
+
+
+def _apply_challenge(hand: Hand, action: Action) -> None:
+    """RULINGS 17: the hand is shown to the challenger; the named colour stands."""
+    challenger, challenged = hand.to_move, hand.wild_draw_four_seat
+    guilty = hand.wild_draw_four_guilty
+    shown = tuple(sorted(hand.cards[challenged]))
+    hand.shown.append((challenger, challenged, shown))
+    hand.events.append(Challenged(challenger, challenged, guilty))
+    hand.events.append(HandShown(challenged, challenger, shown))
+    if guilty:
+        _draw(hand, challenged, 4, "challenge")
+        _begin_turn(hand, challenger)
+    else:
+        _draw(hand, challenger, 6, "challenge")
+        hand.events.append(Skipped(challenger))
+        _begin_turn(hand, hand.next_seat(challenger))
+
+
+def _apply_choose_colour(hand: Hand, action: Action) -> None:
+    """The colour of a first-card Wild; a first Wild Draw Four then hits the next player."""
+    assert action.colour is not None
+    hand.colour = action.colour
+    hand.events.append(ColourChosen(hand.to_move, action.colour))
+    _effect_on(hand, hand.next_seat(hand.dealer), hand.top)
+
+
+_NO_EFFECT = frozenset(face for face in FACES if face.rank.is_number or face.rank is Rank.WILD)
+
+_HANDLERS = {
+    ActionKind.PLAY: _apply_play,
+    ActionKind.DRAW: _apply_draw,
+    ActionKind.KEEP: _apply_keep,
+    ActionKind.CATCH: _apply_catch,
+    ActionKind.PASS: _apply_pass,
+    ActionKind.ACCEPT: _apply_accept,
+    ActionKind.CHALLENGE: _apply_challenge,
+    ActionKind.CHOOSE_COLOUR: _apply_choose_colour,
+}

@@ -1,0 +1,173 @@
+"""A match: hands one after another until a target score (RULINGS 22-24).
+
+`Match` keeps the running totals and one event log for all its hands; the
+functions at the bottom (`legal_actions`, `apply`, `play`, `observe`) accept a
+`Match` or a lone `Hand`, so callers need not care which they hold.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from uno_arena.rules.action import Action
+from uno_arena.rules.config import DealerRule, RulesConfig, Scoring
+from uno_arena.rules.event import Event, HandEnded, HandStarted, MatchEnd, MatchEnded, Seat
+from uno_arena.rules.hand import Hand, new_hand
+from uno_arena.rules.hand import apply as apply_to_hand
+from uno_arena.rules.legal import legal_actions as hand_legal_actions
+from uno_arena.rules.observation import Observation, observe_hand
+from uno_arena.rules.validate import HandOverError
+from uno_arena.rules.validate import play as play_in_hand
+
+
+@dataclass(frozen=True, slots=True)
+class MatchResult:
+    """The outcome of a match: each hand's result, totals, winners and why it ended.
+
+    `winners` has several seats when they share the win (a tie). `actions`
+    replays the match from its config and seed (`uno_arena.rules.replay`).
+    """
+
+    hands: tuple[HandEnded, ...]
+    totals: tuple[int, ...]
+    winners: tuple[Seat, ...]
+    reason: MatchEnd
+    actions: tuple[Action, ...]
+
+    @property
+    def shared(self) -> bool:
+        return len(self.winners) > 1
+
+
+class Match:
+    """The state of a match in progress; change it only through `apply`/`play`."""
+
+    __slots__ = (
+        "actions",
+        "config",
+        "events",
+        "hand",
+        "hand_number",
+        "hand_results",
+        "result",
+        "rng",
+        "totals",
+    )
+
+    def __init__(self, config: RulesConfig, rng: random.Random) -> None:
+        self.config = config
+        self.rng = rng
+        self.totals = [0] * config.players
+        self.hand_results: list[HandEnded] = []
+        self.events: list[Event] = []
+        self.actions: list[Action] = []
+        self.result: MatchResult | None = None
+        self.hand_number = 1
+        self.events.append(HandStarted(1))
+        self.hand = new_hand(config, rng, events=self.events)
+        self._settle_if_over()
+
+    @property
+    def is_over(self) -> bool:
+        return self.result is not None
+
+    def clone(self) -> Match:
+        """An independent copy (its own generator in the same state)."""
+        twin = Match.__new__(Match)
+        for name in Match.__slots__:
+            setattr(twin, name, getattr(self, name))
+        twin.rng = random.Random()
+        twin.rng.setstate(self.rng.getstate())
+        twin.totals = list(self.totals)
+        twin.hand_results = list(self.hand_results)
+        twin.events = list(self.events)
+        twin.actions = list(self.actions)
+        twin.hand = self.hand.clone(twin.rng, twin.events)
+        return twin
+
+    def _settle_if_over(self) -> None:
+        """After a hand ends: add its points, then end the match or deal the next hand."""
+        while self.hand.result is not None and self.result is None:
+            self._record(self.hand.result)
+            if self.result is None:
+                self._next_hand()
+
+    def _record(self, ended: HandEnded) -> None:
+        self.hand_results.append(ended)
+        self.totals = [t + p for t, p in zip(self.totals, ended.points, strict=True)]
+        if max(self.totals) >= self.config.target_score:
+            self._finish(MatchEnd.TARGET_REACHED)
+        elif len(self.hand_results) >= self.config.max_hands_per_match:
+            self._finish(MatchEnd.MAX_HANDS)
+
+    def _finish(self, reason: MatchEnd) -> None:
+        best = min(self.totals) if self.config.scoring is Scoring.PENALTY_POINTS else max(self.totals)
+        winners = tuple(s for s, t in enumerate(self.totals) if t == best)
+        self.events.append(MatchEnded(reason, winners, tuple(self.totals)))
+        self.result = MatchResult(
+            tuple(self.hand_results), tuple(self.totals), winners, reason, tuple(self.actions)
+        )
+
+    def _next_hand(self) -> None:
+        dealer = None
+        if self.config.dealer is DealerRule.ROTATE_LEFT:
+            dealer = (self.hand.dealer + 1) % self.config.players
+        self.hand_number += 1
+        self.events.append(HandStarted(self.hand_number))
+        self.hand = new_hand(self.config, self.rng, dealer=dealer, events=self.events)
+
+
+def new_match(config: RulesConfig, rng: random.Random) -> Match:
+    """Start a match: the first hand is dealt (its dealer drawn, RULINGS 3)."""
+    return Match(config, rng)
+
+
+State = Hand | Match
+
+
+def _hand_of(state: State) -> Hand:
+    return state.hand if isinstance(state, Match) else state
+
+
+def legal_actions(state: State) -> list[Action]:
+    """The sorted, complete legal actions of the seat to move (empty when over)."""
+    if isinstance(state, Match) and state.result is not None:
+        return []
+    return hand_legal_actions(_hand_of(state))
+
+
+def apply(state: State, action: Action) -> None:
+    """Apply a trusted legal action; a match then scores a finished hand and deals the next."""
+    if isinstance(state, Match):
+        state.actions.append(action)
+        apply_to_hand(state.hand, action)
+        state._settle_if_over()
+    else:
+        apply_to_hand(state, action)
+
+
+def play(state: State, action: Action, seat: Seat | None = None) -> Action:
+    """Validate and apply an untrusted action (see `uno_arena.rules.validate.play`)."""
+    if isinstance(state, Match):
+        if state.result is not None:
+            raise HandOverError("the match is over")
+        action = play_in_hand(state.hand, action, seat)
+        state.actions.append(action)
+        state._settle_if_over()
+        return action
+    return play_in_hand(state, action, seat)
+
+
+def observe(state: State, seat: Seat) -> Observation:
+    """What `seat` may see now (RULINGS 29)."""
+    if isinstance(state, Match):
+        return observe_hand(state.hand, seat, tuple(state.totals), state.hand_number)
+    return observe_hand(state, seat)
+
+
+def to_move(state: State) -> Seat:
+    """The seat whose decision it is; -1 when the hand or match is over."""
+    if isinstance(state, Match) and state.result is not None:
+        return -1
+    return _hand_of(state).to_move

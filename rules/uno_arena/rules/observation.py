@@ -1,0 +1,87 @@
+"""What one seat may see (RULINGS 29), and nothing more.
+
+An `Observation` is built fresh for a seat: its own cards, public counts and
+piles, the hands shown to it in challenges, and its legal actions when it is
+the one to move. It never holds another seat's cards, the draw pile's order,
+the random generator or a seed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from uno_arena.rules.action import Action
+from uno_arena.rules.card import Card, Colour
+from uno_arena.rules.event import Seat
+from uno_arena.rules.hand import Hand, Phase
+from uno_arena.rules.legal import legal_actions
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One seat's view of the game at a decision point.
+
+    `discards` is the discard pile since the last reshuffle, bottom first (its
+    last card is the top). `drawn` is set only for the seat that just drew a
+    playable card. `shown` lists (seat, cards) of hands shown to this seat in
+    challenges this hand. `scores` are match totals (zeros for a lone hand).
+    """
+
+    seat: Seat
+    players: int
+    phase: Phase
+    to_move: Seat
+    turn_seat: Seat
+    dealer: Seat
+    direction: int
+    cards: tuple[Card, ...]
+    top: Card
+    colour: Colour | None
+    discards: tuple[Card, ...]
+    hand_sizes: tuple[int, ...]
+    draw_pile_size: int
+    drawn: Card | None
+    shown: tuple[tuple[Seat, tuple[Card, ...]], ...]
+    turn: int
+    scores: tuple[int, ...]
+    target_score: int
+    hand_number: int
+    legal_actions: tuple[Action, ...]
+
+    @property
+    def is_my_move(self) -> bool:
+        return self.to_move == self.seat
+
+
+def observe_hand(
+    hand: Hand,
+    seat: Seat,
+    scores: tuple[int, ...] | None = None,
+    hand_number: int = 0,
+) -> Observation:
+    """`seat`'s view of `hand`; `scores` and `hand_number` come from the match, if any."""
+    if not 0 <= seat < hand.players:
+        raise ValueError(f"seat {seat} is not a seat of {hand.players}")
+    mine = hand.to_move == seat and hand.phase is not Phase.OVER
+    return Observation(
+        seat=seat,
+        players=hand.players,
+        phase=hand.phase,
+        to_move=hand.to_move,
+        turn_seat=hand.turn_seat,
+        dealer=hand.dealer,
+        direction=hand.direction,
+        cards=tuple(sorted(hand.cards[seat])),
+        top=hand.discards[-1],
+        colour=hand.colour,
+        discards=tuple(hand.discards),
+        hand_sizes=tuple(len(held) for held in hand.cards),
+        draw_pile_size=len(hand.draw_pile),
+        drawn=hand.drawn if mine else None,
+        shown=tuple((whose, cards) for to, whose, cards in hand.shown if to == seat),
+        turn=hand.turns,
+        scores=scores if scores is not None else (0,) * hand.players,
+        target_score=hand.config.target_score,
+        hand_number=hand_number,
+        legal_actions=tuple(legal_actions(hand)) if mine else (),
+    )

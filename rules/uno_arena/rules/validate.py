@@ -1,0 +1,108 @@
+"""The validating entry point: `play` checks an untrusted action, then applies it.
+
+Every refusal is a small `IllegalActionError` subclass (a `ValueError`) that
+says what was wrong, so a server can map it to a status and a bot author can
+read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from uno_arena.rules.action import Action, ActionKind, InvalidActionError, intern
+from uno_arena.rules.event import Seat
+from uno_arena.rules.hand import Hand, Phase, apply
+from uno_arena.rules.legal import legal_actions
+
+
+class IllegalActionError(ValueError):
+    """A well-formed action that the rules do not allow now."""
+
+
+class HandOverError(IllegalActionError):
+    """The hand has ended; nothing more can be played."""
+
+
+class NotYourTurnError(IllegalActionError):
+    """The action came from a seat that is not the one to move."""
+
+
+class WrongDecisionError(IllegalActionError):
+    """The action answers a different decision than the one asked (e.g. draw during a challenge)."""
+
+
+class CardNotHeldError(IllegalActionError):
+    """The card played is not in the player's hand."""
+
+
+class NotDrawnCardError(IllegalActionError):
+    """After drawing, only the card just drawn may be played (RULINGS 13)."""
+
+
+class CardDoesNotMatchError(IllegalActionError):
+    """The card matches the top discard by neither colour, number nor symbol (RULINGS 11)."""
+
+
+_DECISIONS: dict[Phase, frozenset[ActionKind]] = {
+    Phase.TURN: frozenset({ActionKind.PLAY, ActionKind.DRAW}),
+    Phase.DRAWN: frozenset({ActionKind.PLAY, ActionKind.KEEP}),
+    Phase.CATCH: frozenset({ActionKind.CATCH, ActionKind.PASS}),
+    Phase.CHALLENGE: frozenset({ActionKind.CHALLENGE, ActionKind.ACCEPT}),
+    Phase.CHOOSE_COLOUR: frozenset({ActionKind.CHOOSE_COLOUR}),
+    Phase.OVER: frozenset(),
+}
+
+
+def canonical(hand: Hand, action: Action) -> Action:
+    """The action as the rules read it: a UNO call that leaves more than one card is dropped.
+
+    Raises `InvalidActionError` for an action outside the action space.
+    """
+    action = intern(action)
+    if action.uno and len(hand.cards[hand.to_move]) != 2 and hand.phase in (Phase.TURN, Phase.DRAWN):
+        return intern(replace(action, uno=False))
+    return action
+
+
+def play(hand: Hand, action: Action, seat: Seat | None = None) -> Action:
+    """Check `action` (by `seat`, if given) against the rules and apply it; return it canonical.
+
+    Raises `InvalidActionError` (malformed) or an `IllegalActionError` subclass;
+    the hand is unchanged when it raises.
+    """
+    if hand.phase is Phase.OVER:
+        raise HandOverError("the hand is over")
+    if seat is not None and seat != hand.to_move:
+        raise NotYourTurnError(f"seat {seat} acted, but seat {hand.to_move} is to move")
+    action = canonical(hand, action)
+    if action not in legal_actions(hand):
+        raise _why_illegal(hand, action)
+    apply(hand, action)
+    return action
+
+
+def _why_illegal(hand: Hand, action: Action) -> IllegalActionError:
+    expected = _DECISIONS[hand.phase]
+    if action.kind not in expected:
+        names = ", ".join(sorted(k.value for k in expected))
+        return WrongDecisionError(f"{action} does not answer {hand.phase.value}: expected {names}")
+    card = action.card
+    if card is None or card not in hand.cards[hand.to_move]:
+        return CardNotHeldError(f"{action}: {card} is not in the hand")
+    if hand.phase is Phase.DRAWN:
+        return NotDrawnCardError(f"{action}: only the drawn card {hand.drawn} may be played")
+    return CardDoesNotMatchError(f"{action}: {card} does not match {hand.top} with colour {hand.colour}")
+
+
+__all__ = [
+    "CardDoesNotMatchError",
+    "CardNotHeldError",
+    "HandOverError",
+    "IllegalActionError",
+    "InvalidActionError",
+    "NotDrawnCardError",
+    "NotYourTurnError",
+    "WrongDecisionError",
+    "canonical",
+    "play",
+]

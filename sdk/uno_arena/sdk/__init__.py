@@ -1,0 +1,35 @@
+"""The uno-arena SDK: write a `Bot`, run it with `run_bot` or `uno-arena bot run`.
+
+from uno_arena.sdk import Bot, Observation, Action
+
+class MyBot(Bot):
+    def decide(self, observation: Observation) -> Action:
+        plays = observation.legal.plays()
+        return plays[0] if plays else observation.legal.safe_default()
+"""
+
+from uno_arena.sdk.actions import Action, ActionKind, LegalActions
+from uno_arena.sdk.bot import Bot
+from uno_arena.sdk.cards import Card, Colour, Kind
+from uno_arena.sdk.client import BotClient, BotRefused, ClientSettings, run_bot
+from uno_arena.sdk.events import Event, HandResult, MatchInfo, MatchResult
+from uno_arena.sdk.observation import Observation
+
+__all__ = [
+    "Action",
+    "ActionKind",
+    "Bot",
+    "BotClient",
+    "BotRefused",
+    "Card",
+    "ClientSettings",
+    "Colour",
+    "Event",
+    "HandResult",
+    "Kind",
+    "LegalActions",
+    "MatchInfo",
+    "MatchResult",
+    "Observation",
+    "run_bot",
+]

@@ -1,0 +1,127 @@
+"""Actions and the legal-action list a bot chooses from."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from uno_arena.sdk.cards import Card, Colour, Kind, card_from, colour_of
+
+
+class ActionKind(enum.StrEnum):
+    PLAY = "play"
+    DRAW = "draw"
+    KEEP = "keep"
+    CHALLENGE = "challenge"
+    ACCEPT = "accept"
+    CATCH = "catch"
+    PASS = "pass"
+    CHOOSE_COLOUR = "choose_colour"
+
+
+_KINDS = {i + 1: kind for i, kind in enumerate(ActionKind)}
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """One legal action; answer a decision by returning one of these."""
+
+    id: int
+    kind: ActionKind
+    card: Card | None
+    colour: Colour | None  # the colour named (Wild plays, choose_colour)
+    uno: bool  # UNO is called with this play
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def action_from(message: Any) -> Action:
+    card = card_from(message.card) if message.HasField("card") else None
+    return Action(int(message.id), _KINDS[int(message.kind)], card, colour_of(int(message.colour)),
+                  bool(message.uno), str(message.text))  # fmt: skip
+
+
+class LegalActions(Sequence[Action]):
+    """The legal actions of one decision, sorted by id, with filters for common questions."""
+
+    def __init__(self, actions: Sequence[Action]) -> None:
+        self._actions = tuple(actions)
+
+    @overload
+    def __getitem__(self, index: int) -> Action: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Action]: ...
+    def __getitem__(self, index: int | slice) -> Action | Sequence[Action]:
+        return self._actions[index]
+
+    def __len__(self) -> int:
+        return len(self._actions)
+
+    def __iter__(self) -> Iterator[Action]:
+        return iter(self._actions)
+
+    def __repr__(self) -> str:
+        return f"LegalActions({[a.text for a in self._actions]})"
+
+    def plays(
+        self, *, colour: Colour | None = None, kind: Kind | None = None, uno: bool | None = None
+    ) -> list[Action]:
+        """Plays, optionally only of a card colour, of a kind, or with/without an UNO call."""
+        return [
+            a
+            for a in self._actions
+            if a.kind is ActionKind.PLAY
+            and a.card is not None
+            and (colour is None or a.card.colour is colour)
+            and (kind is None or a.card.kind is kind)
+            and (uno is None or a.uno is uno)
+        ]
+
+    def _one(self, kind: ActionKind) -> Action | None:
+        return next((a for a in self._actions if a.kind is kind), None)
+
+    @property
+    def draw(self) -> Action | None:
+        return self._one(ActionKind.DRAW)
+
+    @property
+    def can_draw(self) -> bool:
+        return self.draw is not None
+
+    @property
+    def keep(self) -> Action | None:
+        return self._one(ActionKind.KEEP)
+
+    @property
+    def challenge(self) -> Action | None:
+        return self._one(ActionKind.CHALLENGE)
+
+    @property
+    def accept(self) -> Action | None:
+        return self._one(ActionKind.ACCEPT)
+
+    @property
+    def catch(self) -> Action | None:
+        return self._one(ActionKind.CATCH)
+
+    @property
+    def pass_(self) -> Action | None:
+        return self._one(ActionKind.PASS)
+
+    def colour_choices(self) -> list[Action]:
+        """Naming the colour of a first-card Wild."""
+        return [a for a in self._actions if a.kind is ActionKind.CHOOSE_COLOUR]
+
+    def by_id(self, action_id: int) -> Action:
+        return next(a for a in self._actions if a.id == action_id)
+
+    def safe_default(self) -> Action:
+        """What the server itself would apply for a missed decision: draw, keep, accept, pass."""
+        for action in (self.draw, self.keep, self.accept, self.pass_):
+            if action is not None:
+                return action
+        return self._actions[0]

@@ -1,0 +1,35 @@
+"""The `Bot` base class: implement `decide`; override the hooks you need."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Sequence
+
+from uno_arena.sdk.actions import Action
+from uno_arena.sdk.events import Event, HandResult, MatchInfo, MatchResult
+from uno_arena.sdk.observation import Observation
+
+
+class Bot:
+    """A UNO bot. One instance plays every match of its connection, possibly at once.
+
+    `decide` may be a plain function (run in a worker thread, so a slow bot
+    never blocks the connection) or a coroutine. If it raises or misses the
+    deadline, the SDK logs it with the observation and answers the safe
+    default (draw, keep, accept, pass) so the bot stays in the match.
+    """
+
+    def decide(self, observation: Observation) -> Action | Awaitable[Action]:
+        """Return one of `observation.legal`."""
+        raise NotImplementedError("a Bot must implement decide(observation)")
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        """A match begins (or resumes after a reconnect)."""
+
+    def on_events(self, match_id: str, events: Sequence[Event]) -> None:
+        """Events of a match, in order, as this seat may see them (before each decision)."""
+
+    def on_hand_end(self, result: HandResult) -> None:
+        """A hand of a match ended."""
+
+    def on_match_end(self, result: MatchResult) -> None:
+        """A match ended."""

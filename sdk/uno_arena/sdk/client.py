@@ -1,0 +1,209 @@
+"""The connection loop: connect, say Hello, answer decisions, reconnect with backoff, stop cleanly."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import random
+import time
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+import grpc
+
+from uno_arena.sdk.actions import Action
+from uno_arena.sdk.bot import Bot
+from uno_arena.sdk.events import MatchInfo, event_from, hand_result_from, match_result_from
+from uno_arena.sdk.observation import Observation, observation_from
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+KEEPALIVE = [
+    ("grpc.keepalive_time_ms", 5000),
+    ("grpc.keepalive_timeout_ms", 5000),
+    ("grpc.keepalive_permit_without_calls", 1),
+    ("grpc.http2.max_pings_without_data", 0),
+]
+
+
+class BotRefused(Exception):
+    """The server refused the bot's name or token; retrying would not help."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClientSettings:
+    max_matches: int = 4
+    ask_single: bool = False
+    deadline_margin: float = 0.15  # answer the safe default this many seconds before the deadline
+    backoff_initial: float = 0.5
+    backoff_max: float = 30.0
+
+
+class BotClient:
+    """Runs one `Bot` on one connection until `stop()`; reconnects whenever the stream is lost."""
+
+    def __init__(
+        self, bot: Bot, server: str, name: str, token: str, settings: ClientSettings | None = None
+    ) -> None:
+        self.bot, self.server, self.name, self.token = bot, server, name, token
+        self.settings = settings or ClientSettings()
+        self._stop = asyncio.Event()
+        self._call: Any = None
+        self._write_lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self.connected = asyncio.Event()
+        self.connections = 0  # times the server welcomed this client (reconnects included)
+        self._welcomes = asyncio.Condition()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    async def wait_connected(self, count: int = 1) -> None:
+        """Until the server has welcomed this client `count` times (reconnects included)."""
+        async with self._welcomes:
+            await self._welcomes.wait_for(lambda: self.connections >= count)
+
+    async def _welcomed(self) -> None:
+        async with self._welcomes:
+            self._welcomes.notify_all()
+
+    async def run(self) -> None:
+        """Connect and play until stopped; raises `BotRefused` if the token is refused."""
+        backoff = self.settings.backoff_initial
+        while not self._stop.is_set():
+            started = time.monotonic()
+            try:
+                await self._session()
+            except grpc.aio.AioRpcError as error:
+                if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+                    raise BotRefused(error.details() or "refused") from None
+                log.warning("connection to %s lost: %s %s", self.server, error.code().name, error.details())
+            finally:
+                self.connected.clear()
+            if self._stop.is_set():
+                break
+            if time.monotonic() - started > 10:
+                backoff = self.settings.backoff_initial  # it had been up a while: start over
+            delay = backoff * random.uniform(0.8, 1.2)
+            log.info("reconnecting in %.1f s", delay)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stop.wait(), delay)
+            backoff = min(backoff * 2, self.settings.backoff_max)
+
+    async def _session(self) -> None:
+        async with grpc.aio.insecure_channel(self.server, options=KEEPALIVE) as channel:
+            call = bot_pb2_grpc.BotServiceStub(channel).Connect()
+            self._call = call
+            hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=self.settings.max_matches,
+                                  ask_single=self.settings.ask_single, client="uno-arena-sdk")  # fmt: skip
+            await call.write(bot_pb2.BotMessage(hello=hello))
+            stopper = asyncio.create_task(self._stop.wait())
+            try:
+                while True:
+                    reading = asyncio.ensure_future(call.read())
+                    done, _ = await asyncio.wait({reading, stopper}, return_when=asyncio.FIRST_COMPLETED)
+                    if stopper in done:
+                        reading.cancel()
+                        # Half-closing fails if the call ended meanwhile (grpc raises its internal
+                        # ExecuteBatchError); either way the call is cancelled next, so a stop never fails.
+                        with contextlib.suppress(Exception):
+                            await call.done_writing()
+                        call.cancel()
+                        return
+                    message = reading.result()
+                    if message is grpc.aio.EOF:
+                        return
+                    try:
+                        self._handle(message)
+                    except Exception:  # never drop the connection over one message
+                        log.exception("could not handle a %s message", message.WhichOneof("kind"))
+            finally:
+                stopper.cancel()
+                for task in list(self._tasks):
+                    task.cancel()
+
+    def _handle(self, message: bot_pb2.ServerMessage) -> None:
+        kind = message.WhichOneof("kind")
+        if kind == "welcome":
+            self.connections += 1
+            self.connected.set()
+            self._spawn(self._welcomed())
+            log.info(
+                "%s connected to %s (%d matches at once)", self.name, self.server, message.welcome.max_matches
+            )
+        elif kind == "match_started":
+            started = message.match_started
+            rules = {d.name: v for d, v in started.rules.ListFields()}
+            info = MatchInfo(started.match_id, started.seat, tuple(started.bots), rules,
+                             started.decision_timeout_ms / 1000)  # fmt: skip
+            self._hook(self.bot.on_match_start, info)
+        elif kind == "events":
+            events = [event_from(e) for e in message.events.events]
+            self._hook(self.bot.on_events, message.events.match_id, events)
+        elif kind == "decision_request":
+            self._spawn(self._decide(message.decision_request))
+        elif kind == "hand_result":
+            self._hook(self.bot.on_hand_end, hand_result_from(message.hand_result))
+        elif kind == "match_finished":
+            self._hook(self.bot.on_match_end, match_result_from(message.match_finished.result))
+        elif kind == "fault":
+            fault = message.fault
+            log.warning("fault in match %s: %s", fault.match_id, fault.detail)
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _hook(self, hook: Any, *args: Any) -> None:
+        try:
+            hook(*args)
+        except Exception:
+            log.exception("%s raised in the bot's code", getattr(hook, "__name__", "hook"))
+
+    async def _decide(self, request: bot_pb2.DecisionRequest) -> None:
+        if request.events:
+            self._hook(self.bot.on_events, request.match_id, [event_from(e) for e in request.events])
+        observation = observation_from(request.match_id, request)
+        budget = max(request.deadline_ms / 1000 - self.settings.deadline_margin, 0.01)
+        action = await self._choose(observation, budget)
+        async with self._write_lock:
+            decision = bot_pb2.Decision(request_id=request.request_id, action_id=action.id)
+            await self._call.write(bot_pb2.BotMessage(decision=decision))
+
+    async def _choose(self, observation: Observation, budget: float) -> Action:
+        """The bot's action, or the safe default if it raises, returns nonsense or runs out of time."""
+        legal = observation.legal
+        try:
+            if inspect.iscoroutinefunction(self.bot.decide):
+                action = await asyncio.wait_for(self.bot.decide(observation), budget)
+            else:
+                action = await asyncio.wait_for(asyncio.to_thread(self.bot.decide, observation), budget)
+        except TimeoutError:
+            log.warning("decide() took longer than %.2f s: answering %s (observation: %s)", budget,
+                        legal.safe_default(), observation)  # fmt: skip
+            return legal.safe_default()
+        except Exception:
+            log.exception(
+                "decide() raised: answering %s (observation: %s)", legal.safe_default(), observation
+            )
+            return legal.safe_default()
+        if not isinstance(action, Action) or action not in legal:
+            log.error(
+                "decide() returned %r, not one of the legal actions: answering %s",
+                action,
+                legal.safe_default(),
+            )
+            return legal.safe_default()
+        return action
+
+
+async def run_bot(
+    bot: Bot, server: str, name: str, token: str, settings: ClientSettings | None = None
+) -> None:
+    """Play until cancelled or refused: the simplest way to run a bot."""
+    await BotClient(bot, server, name, token, settings).run()

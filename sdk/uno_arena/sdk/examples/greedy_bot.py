@@ -1,0 +1,46 @@
+"""Greedy: shed the most valuable card, keep Wilds for when nothing else plays.
+
+It names the colour it holds most, always calls UNO, always catches, and
+accepts a Wild Draw Four rather than risk six cards.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from uno_arena.sdk import Action, Bot, Card, Colour, Observation
+
+
+def colour_held_most(cards: Iterable[Card]) -> Colour:
+    counts = Counter(c.colour for c in cards if c.colour is not None)
+    return max(Colour, key=lambda colour: (counts[colour], -list(Colour).index(colour)))
+
+
+class GreedyBot(Bot):
+    def decide(self, observation: Observation) -> Action:
+        legal = observation.legal
+        if legal.catch is not None:
+            return legal.catch
+        if legal.accept is not None:
+            return legal.accept
+        if legal.colour_choices():
+            best = colour_held_most(observation.hand)
+            return next(a for a in legal.colour_choices() if a.colour is best)
+        plays = legal.plays(uno=True) or legal.plays()
+        if not plays:
+            return legal.safe_default()
+        coloured = [a for a in plays if a.card is not None and not a.card.is_wild]
+        if coloured:
+            return max(coloured, key=lambda a: (a.card.points if a.card else 0, -a.id))
+        return self._wild(observation, plays)
+
+    @staticmethod
+    def _wild(observation: Observation, plays: list[Action]) -> Action:
+        """A Wild (plain before Draw Four), naming the colour held most among the cards left."""
+        wild = min(plays, key=lambda a: (a.card.kind.value != "wild" if a.card else True, a.id)).card
+        rest = list(observation.hand)
+        if wild in rest:
+            rest.remove(wild)
+        best = colour_held_most(rest)
+        return next(a for a in plays if a.card is wild and a.colour is best)

@@ -1,0 +1,78 @@
+"""What the bot sees when it must decide: a typed view of the protocol's Observation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from uno_arena.sdk.actions import LegalActions, action_from
+from uno_arena.sdk.cards import Card, Colour, card_from, colour_of
+
+_PHASES = {1: "choose_colour", 2: "turn", 3: "drawn", 4: "catch", 5: "challenge", 6: "over"}
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """Everything this seat may see at one decision (never another seat's cards).
+
+    `phase` is what is being decided: "turn" (play or draw), "drawn" (play the
+    drawn card or keep it), "challenge" (a Wild Draw Four hit you), "catch"
+    (someone did not call UNO), "choose_colour" (a first-card Wild).
+    """
+
+    match_id: str
+    seat: int
+    players: int
+    phase: str
+    turn_seat: int
+    dealer: int
+    direction: int  # +1 clockwise (to seat+1), -1 counter-clockwise
+    hand: tuple[Card, ...]
+    top: Card
+    colour: Colour | None  # the colour to match (the named one after a Wild)
+    discards: tuple[Card, ...]  # since the last reshuffle, bottom first
+    hand_sizes: tuple[int, ...]
+    draw_pile_size: int
+    drawn: Card | None  # the playable card just drawn, in phase "drawn"
+    shown: tuple[tuple[int, tuple[Card, ...]], ...]  # hands shown to you in challenges this hand
+    turn: int
+    scores: tuple[int, ...]
+    target_score: int
+    hand_number: int
+    legal: LegalActions
+
+    @property
+    def next_seat(self) -> int:
+        """Who plays after the seat whose turn it is."""
+        return (self.turn_seat + self.direction) % self.players
+
+    @property
+    def opponents(self) -> tuple[int, ...]:
+        return tuple(s for s in range(self.players) if s != self.seat)
+
+
+def observation_from(match_id: str, request: Any) -> Observation:
+    """Build the view from a protocol DecisionRequest."""
+    o = request.observation
+    return Observation(
+        match_id=match_id,
+        seat=int(o.seat),
+        players=int(o.players),
+        phase=_PHASES.get(int(o.phase), "turn"),
+        turn_seat=int(o.turn_seat),
+        dealer=int(o.dealer),
+        direction=int(o.direction),
+        hand=tuple(card_from(c) for c in o.cards),
+        top=card_from(o.top),
+        colour=colour_of(int(o.colour)),
+        discards=tuple(card_from(c) for c in o.discards),
+        hand_sizes=tuple(int(n) for n in o.hand_sizes),
+        draw_pile_size=int(o.draw_pile_size),
+        drawn=card_from(o.drawn) if o.HasField("drawn") else None,
+        shown=tuple((int(s.seat), tuple(card_from(c) for c in s.cards)) for s in o.shown),
+        turn=int(o.turn),
+        scores=tuple(int(s) for s in o.scores),
+        target_score=int(o.target_score),
+        hand_number=int(o.hand_number),
+        legal=LegalActions([action_from(a) for a in request.legal_actions]),
+    )

@@ -1,0 +1,118 @@
+"""Building and running the match server: `create_server` for tests, `serve` for the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import grpc
+import redis.asyncio as aioredis
+from grpc_health.v1 import health, health_pb2, health_pb2_grpc
+from grpc_reflection.v1alpha import reflection
+
+from uno_arena.server.arena import Arena
+from uno_arena.server.servicers import BotServicer, ControlServicer
+from uno_arena.server.settings import ServerSettings
+from uno_arena.v1 import bot_pb2, control_pb2, control_pb2_grpc
+
+log = logging.getLogger(__name__)
+
+
+def grpc_options(settings: ServerSettings) -> list[tuple[str, int]]:
+    """Message limits, and HTTP/2 keepalive pings so a dead bot is noticed within seconds."""
+    return [
+        ("grpc.max_receive_message_length", settings.max_message_bytes),
+        ("grpc.max_send_message_length", settings.max_message_bytes),
+        ("grpc.keepalive_time_ms", settings.keepalive_ms),
+        ("grpc.keepalive_timeout_ms", settings.keepalive_ms),
+        ("grpc.keepalive_permit_without_calls", 1),
+        ("grpc.http2.max_pings_without_data", 0),
+        ("grpc.http2.min_ping_interval_without_data_ms", 1000),
+        ("grpc.http2.min_recv_ping_interval_without_data_ms", 1000),
+    ]
+
+
+def _server_message_bytes(message: bot_pb2.ServerMessage | bytes) -> bytes:
+    return message if isinstance(message, bytes) else message.SerializeToString()
+
+
+def add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
+    """As the generated `add_BotServiceServicer_to_server`, but `Connect` may also yield a
+    `ServerMessage` already serialized (decision requests are built as bytes)."""
+    handlers = {
+        "Connect": grpc.stream_stream_rpc_method_handler(
+            servicer.Connect,
+            request_deserializer=bot_pb2.BotMessage.FromString,
+            response_serializer=_server_message_bytes,
+        )
+    }
+    service = bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
+    server.add_registered_method_handlers(service, handlers)
+
+
+async def create_server(
+    address: str, redis_client: aioredis.Redis, settings: ServerSettings | None = None
+) -> tuple[grpc.aio.Server, int, Arena]:
+    """A started server bound to `address` ("127.0.0.1:0" picks a free port) and its arena."""
+    settings = settings or ServerSettings()
+    arena = Arena(settings, redis_client)
+    server = grpc.aio.server(options=grpc_options(settings))
+    add_bot_service(BotServicer(arena), server)
+    control_pb2_grpc.add_ControlServiceServicer_to_server(ControlServicer(arena), server)
+    health_servicer = health.aio.HealthServicer()
+    health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
+    names = [
+        bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name,
+        control_pb2.DESCRIPTOR.services_by_name["ControlService"].full_name,
+        health_pb2.DESCRIPTOR.services_by_name["Health"].full_name,
+        reflection.SERVICE_NAME,
+    ]
+    reflection.enable_server_reflection(names, server)
+    port = server.add_insecure_port(address)
+    if port == 0:
+        raise OSError(f"cannot listen on {address}")
+    await server.start()
+    for name in ["", *names[:2]]:
+        await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
+    return server, port, arena
+
+
+def redis_client(url: str, connections: int = 32) -> aioredis.Redis:
+    """A client whose pool makes callers wait for a free connection instead of failing.
+
+    Many bots connecting at once would otherwise exhaust the pool.
+    """
+    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=30)
+    return aioredis.Redis(connection_pool=pool)
+
+
+async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
+    """Run until SIGINT/SIGTERM; then drain running matches and stop (a second signal stops at once)."""
+    redis_client_ = redis_client(redis_url)
+    await redis_client_.ping()
+    server, port, arena = await create_server(address, redis_client_, settings)
+    log.info("match server listening on %s (port %d)", address, port)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, _on_signal, stop, arena)
+    await stop.wait()
+    log.info("stopping: draining %d running matches (Ctrl-C again to stop at once)", len(arena.running))
+    drain = asyncio.create_task(arena.drain(settings.drain_timeout_ms / 1000))
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, drain.cancel)
+    try:
+        await drain
+    except asyncio.CancelledError:
+        log.warning("stopping at once: unfinished matches are aborted")
+        await arena.drain(0)
+    await server.stop(grace=2)
+    await redis_client_.aclose()
+    log.info("match server stopped")
+
+
+def _on_signal(stop: asyncio.Event, arena: Arena) -> None:
+    arena.draining = True
+    stop.set()

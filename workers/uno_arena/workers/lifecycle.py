@@ -1,0 +1,125 @@
+"""What an organiser does to a tournament: start, cancel, resume, rerun failed matches, follow progress."""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from dataclasses import dataclass
+
+import redis
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
+from rq.job import Job
+
+from uno_arena.server import identity
+from uno_arena.workers.queue import enqueue, job_id, waiting
+from uno_arena.workers.reaper import reap
+from uno_arena.workers.spec import SpecError, TournamentSpec
+from uno_arena.workers.tournament import (
+    Keys,
+    MatchState,
+    Tournament,
+    TournamentError,
+    TournamentStatus,
+    create,
+    load,
+    set_state,
+    set_status,
+    states,
+)
+
+
+def check_bots(client: redis.Redis, prefix: str, spec: TournamentSpec) -> None:
+    """Refuse a spec naming a bot that is not registered."""
+    with client.pipeline(transaction=False) as pipe:
+        for bot in spec.bots:
+            pipe.exists(identity.bot_key(prefix, bot))
+        known = pipe.execute()
+    for bot, exists in zip(spec.bots, known, strict=True):
+        if not exists:
+            raise SpecError(f"bots: unknown bot {bot!r} (register it: uno-arena bot register {bot})")
+
+
+def create_checked(
+    client: redis.Redis, prefix: str, spec: TournamentSpec, tournament_id: str | None = None
+) -> str:
+    check_bots(client, prefix, spec)
+    return create(client, prefix, spec, tournament_id)
+
+
+def start(client: redis.Redis, prefix: str, tournament_id: str) -> int:
+    """Queue every match of a created tournament; return how many."""
+    tournament = load(client, prefix, tournament_id)
+    if tournament.status is not TournamentStatus.CREATED:
+        raise TournamentError(f"tournament {tournament_id!r} is {tournament.status}; `resume` continues it")
+    set_status(client, Keys(prefix, tournament_id), TournamentStatus.RUNNING, started=time.time())
+    return enqueue(client, prefix, tournament_id, tournament.spec, range(tournament.matches))
+
+
+def cancel(client: redis.Redis, prefix: str, tournament_id: str) -> int:
+    """Stop queueing: waiting matches are cancelled (running ones finish and count). Returns how many."""
+    tournament = load(client, prefix, tournament_id)
+    if tournament.status is TournamentStatus.FINISHED:
+        raise TournamentError(f"tournament {tournament_id!r} is already finished")
+    keys = Keys(prefix, tournament_id)
+    set_status(client, keys, TournamentStatus.CANCELLED)
+    cancelled = 0
+    for index, state in states(client, prefix, tournament_id).items():
+        if state in (MatchState.SCHEDULED, MatchState.QUEUED):
+            _cancel_job(client, job_id(prefix, tournament_id, index))
+            cancelled += set_state(client, keys, index, MatchState.CANCELLED)
+    return cancelled
+
+
+def _cancel_job(client: redis.Redis, job: str) -> None:
+    with contextlib.suppress(NoSuchJobError, InvalidJobOperation):
+        Job.fetch(job, connection=client).cancel()
+
+
+def resume(client: redis.Redis, prefix: str, tournament_id: str) -> int:
+    """Queue again whatever is not done, running or failed (cancelled, lost); return how many."""
+    tournament = load(client, prefix, tournament_id)
+    keys = Keys(prefix, tournament_id)
+    if tournament.status is TournamentStatus.FINISHED:
+        return 0
+    started = {} if tournament.started else {"started": time.time()}
+    set_status(client, keys, TournamentStatus.RUNNING, **started)
+    reap(client, prefix)
+    pending = [i for i, s in states(client, prefix, tournament_id).items()
+               if s in (MatchState.SCHEDULED, MatchState.QUEUED, MatchState.CANCELLED)]  # fmt: skip
+    return enqueue(client, prefix, tournament_id, tournament.spec, pending)
+
+
+def rerun_failed(client: redis.Redis, prefix: str, tournament_id: str, settle_s: float = 10) -> int:
+    """Queue the failed matches again; return how many.
+
+    A job marks its match failed just before RQ files the job as failed, so
+    a job still shown as running is given up to `settle_s` seconds to settle.
+    """
+    tournament = load(client, prefix, tournament_id)
+    failed = [i for i, s in states(client, prefix, tournament_id).items() if s is MatchState.FAILED]
+    if failed and tournament.status is not TournamentStatus.RUNNING:
+        set_status(client, Keys(prefix, tournament_id), TournamentStatus.RUNNING)
+    deadline = time.monotonic() + settle_s
+    for index in failed:
+        while waiting(client, prefix, tournament_id, index) and time.monotonic() < deadline:
+            time.sleep(0.05)
+    return enqueue(client, prefix, tournament_id, tournament.spec, failed)
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    tournament: Tournament
+    eta_s: float | None  # from the pace since the start; None before the first result
+
+    @property
+    def remaining(self) -> int:
+        return self.tournament.matches - self.tournament.done
+
+
+def progress(client: redis.Redis, prefix: str, tournament_id: str) -> Progress:
+    tournament = load(client, prefix, tournament_id)
+    eta = None
+    if tournament.started and tournament.done and tournament.status is TournamentStatus.RUNNING:
+        elapsed = time.time() - tournament.started
+        eta = elapsed / tournament.done * (tournament.matches - tournament.done)
+    return Progress(tournament, eta)

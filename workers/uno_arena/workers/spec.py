@@ -1,0 +1,179 @@
+"""A tournament spec: who plays, at what tables, how often, under which rules.
+
+Organisers write it as TOML (see docs/tournaments.md) and may override any
+top-level field with CLI flags. `spec_from_dict` refuses anything it cannot
+run, and the message always starts with the field's name.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from uno_arena.rules import ConfigError, RulesConfig
+
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # also a bot name's shape
+MAX_SEED = 2**64 - 1
+
+
+class SpecError(ValueError):
+    """A spec that cannot be run; the message names the field."""
+
+
+@dataclass(frozen=True, slots=True)
+class Deadlines:
+    """Per-match limits sent to the match server (0 = the server's default)."""
+
+    decision_ms: int = 1000
+    max_strikes: int = 3
+    disconnect_grace_ms: int = 10_000
+    wait_for_bots_ms: int = 30_000
+
+
+@dataclass(frozen=True, slots=True)
+class Retries:
+    """How often a failed match (e.g. a bot not connected) is tried again by RQ, and after how long."""
+
+    attempts: int = 3
+    backoff_s: tuple[int, ...] = (5, 30, 120)  # the last one repeats
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentSpec:
+    name: str
+    bots: tuple[str, ...]
+    seats: int = 2  # bots per table, 2 to 10
+    cycles: int = 1  # each cycle plays the whole design again with new seeds
+    target: int = 500  # score that ends a match
+    seed: int = 0  # everything random (schedule, seat order, match seeds) follows from it
+    server: str = "127.0.0.1:50051"  # the match server the workers ask to play
+    rules: RulesConfig = field(default_factory=RulesConfig)  # players and target follow seats and target
+    deadlines: Deadlines = field(default_factory=Deadlines)
+    retries: Retries = field(default_factory=Retries)
+
+    def to_dict(self) -> dict[str, Any]:
+        values = asdict(self)
+        values["bots"] = list(self.bots)
+        values["retries"]["backoff_s"] = list(self.retries.backoff_s)
+        values["rules"] = {
+            k: v for k, v in self.rules.to_dict().items() if k not in ("players", "target_score")
+        }
+        return values
+
+
+_TOP = {f.name for f in fields(TournamentSpec)}
+
+
+def load_spec(path: Path, overrides: dict[str, Any] | None = None) -> TournamentSpec:
+    """Read a TOML spec; `overrides` (non-None values) replace its top-level fields."""
+    try:
+        values = tomllib.loads(path.read_text())
+    except OSError as error:
+        raise SpecError(f"{path}: cannot read: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise SpecError(f"{path}: not valid TOML: {error}") from None
+    return spec_from_dict({**values, **{k: v for k, v in (overrides or {}).items() if v is not None}})
+
+
+def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
+    unknown = sorted(set(values) - _TOP)
+    if unknown:
+        raise SpecError(f"{unknown[0]}: unknown field (known: {', '.join(sorted(_TOP))})")
+    for required in ("name", "bots"):
+        if required not in values:
+            raise SpecError(f"{required}: required")
+    seats = _int(values, "seats", 2, 2, 10)
+    target = _int(values, "target", 500, 1, 10**9)
+    return TournamentSpec(
+        name=_name(values["name"]),
+        bots=_bots(values["bots"], seats),
+        seats=seats,
+        cycles=_int(values, "cycles", 1, 1, 10_000),
+        target=target,
+        seed=_int(values, "seed", 0, 0, MAX_SEED),
+        server=_server(values.get("server", "127.0.0.1:50051")),
+        rules=_rules(values.get("rules", {}), seats, target),
+        deadlines=_deadlines(values.get("deadlines", {})),
+        retries=_retries(values.get("retries", {})),
+    )
+
+
+def _name(value: Any) -> str:
+    if not isinstance(value, str) or not NAME.match(value):
+        raise SpecError(
+            f"name: {value!r}: 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit"
+        )
+    return value
+
+
+def _bots(value: Any, seats: int) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [b.strip() for b in value.split(",") if b.strip()]
+    if not isinstance(value, list) or not all(isinstance(b, str) for b in value):
+        raise SpecError(f"bots: expected a list of bot names, got {value!r}")
+    for bot in value:
+        if not NAME.match(bot):
+            raise SpecError(f"bots: {bot!r} is not a bot name")
+    repeated = sorted({b for b in value if value.count(b) > 1})
+    if repeated:
+        raise SpecError(f"bots: {repeated[0]!r} is listed twice")
+    if len(value) < seats:
+        raise SpecError(f"bots: too few bots ({len(value)}) for {seats} seats per table")
+    return tuple(value)
+
+
+def _int(values: dict[str, Any], name: str, default: int, low: int, high: int, where: str = "") -> int:
+    value = values.get(name, default)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SpecError(f"{where}{name}: expected an integer, got {value!r}")
+    if not low <= value <= high:
+        raise SpecError(f"{where}{name}: must be {low} to {high}, got {value}")
+    return value
+
+
+def _server(value: Any) -> str:
+    host, _, port = str(value).rpartition(":")
+    if not isinstance(value, str) or not host or not port.isdigit():
+        raise SpecError(f"server: expected HOST:PORT, got {value!r}")
+    return value
+
+
+def _rules(value: Any, seats: int, target: int) -> RulesConfig:
+    if not isinstance(value, dict):
+        raise SpecError(f"rules: expected a table of rules options, got {value!r}")
+    for fixed, source in (("players", "seats"), ("target_score", "target")):
+        if fixed in value:
+            raise SpecError(f"rules.{fixed}: set by the spec's `{source}`, not in [rules]")
+    try:
+        return RulesConfig.from_dict({**value, "players": seats, "target_score": target})
+    except ConfigError as error:
+        raise SpecError(f"rules.{error}") from None
+
+
+def _deadlines(value: Any) -> Deadlines:
+    if not isinstance(value, dict):
+        raise SpecError(f"deadlines: expected a table, got {value!r}")
+    known: dict[str, int] = asdict(Deadlines())
+    unknown = sorted(set(value) - set(known))
+    if unknown:
+        raise SpecError(f"deadlines.{unknown[0]}: unknown field (known: {', '.join(known)})")
+    limits = {"decision_ms": (1, 600_000), "max_strikes": (1, 1000), "disconnect_grace_ms": (0, 3_600_000),
+              "wait_for_bots_ms": (0, 3_600_000)}  # fmt: skip
+    return Deadlines(**{k: _int(value, k, d, *limits[k], where="deadlines.") for k, d in known.items()})
+
+
+def _retries(value: Any) -> Retries:
+    if not isinstance(value, dict):
+        raise SpecError(f"retries: expected a table, got {value!r}")
+    unknown = sorted(set(value) - {"attempts", "backoff_s"})
+    if unknown:
+        raise SpecError(f"retries.{unknown[0]}: unknown field (known: attempts, backoff_s)")
+    attempts = _int(value, "attempts", 3, 0, 100, where="retries.")
+    backoff = value.get("backoff_s", [5, 30, 120])
+    valid = isinstance(backoff, list) and all(isinstance(b, int) and b >= 0 for b in backoff)
+    if not valid or not backoff:
+        raise SpecError(f"retries.backoff_s: expected a list of seconds >= 0, got {backoff!r}")
+    return Retries(attempts, tuple(backoff))
