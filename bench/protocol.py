@@ -44,9 +44,10 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from uno_arena.records import identity  # noqa: E402
 from uno_arena.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
 from uno_arena.rules.runner import eager_choices  # noqa: E402
-from uno_arena.server import identity, wire  # noqa: E402
+from uno_arena.server import wire  # noqa: E402
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 

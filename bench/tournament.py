@@ -34,12 +34,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.protocol import free_port  # noqa: E402
-from uno_arena.server import identity, wire  # noqa: E402
+from uno_arena.records import identity  # noqa: E402
+from uno_arena.records.spec import TournamentSpec, spec_from_dict  # noqa: E402
+from uno_arena.records.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
+from uno_arena.server import wire  # noqa: E402
 from uno_arena.v1 import control_pb2, control_pb2_grpc  # noqa: E402
 from uno_arena.workers import lifecycle  # noqa: E402
 from uno_arena.workers.queue import delete_prefix  # noqa: E402
-from uno_arena.workers.spec import TournamentSpec, spec_from_dict  # noqa: E402
-from uno_arena.workers.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
 
 PYTHON = [sys.executable, "-m", "uno_arena.cli"]
 

@@ -9,12 +9,16 @@ import pytest
 
 from uno_arena.leaderboard.ratings import Outcome, outcome, rate
 from uno_arena.leaderboard.standings import head_to_head, standings, wilson
+from uno_arena.records.match import Faults, HandRecord, MatchRecord
+from uno_arena.v1 import game_pb2 as pb
 
 
-def summary(match_id: str, bots: list[str], winners: list[int], totals: list[int], **extra: object) -> dict:
-    return {"match_id": match_id, "bots": bots, "winners": winners, "totals": totals, "forfeited": [],
-            "hands": [{"winner": winners[0] if winners else None, "points": totals, "reason": "played_out"}],
-            "faults": [{} for _ in bots], **extra}  # fmt: skip
+def summary(match_id: str, bots: list[str], winners: list[int], totals: list[int], *,
+            forfeited: tuple[int, ...] = (), faults: tuple[Faults, ...] = ()) -> MatchRecord:  # fmt: skip
+    hand = HandRecord(winners[0] if winners else None, tuple(totals), pb.HAND_END_PLAYED_OUT)
+    faults = faults or tuple(Faults() for _ in bots)
+    return MatchRecord(match_id, "t", 0, tuple(bots), pb.MATCH_END_TARGET_REACHED, tuple(winners),
+                       tuple(totals), forfeited, (hand,), faults, 0, 10)  # fmt: skip
 
 
 def test_one_heads_up_win_by_hand() -> None:
@@ -49,7 +53,7 @@ def test_the_table_does_not_depend_on_recording_order() -> None:
 
 
 def test_ranks_winners_then_totals_then_forfeits() -> None:
-    result = outcome(summary("m", ["a", "b", "c", "d"], [2], [10, 40, 500, 40], forfeited=[0]))
+    result = outcome(summary("m", ["a", "b", "c", "d"], [2], [10, 40, 500, 40], forfeited=(0,)))
     assert result.ranks == (3, 2, 1, 2)
     shared = outcome(summary("m", ["a", "b"], [0, 1], [500, 500]))
     assert shared.ranks == (1, 1)
@@ -64,7 +68,7 @@ def test_wilson_interval_by_hand() -> None:
 
 def test_standings_tally_and_tie_break() -> None:
     matches = [
-        summary("m1", ["a", "b"], [0], [500, 30], faults=[{}, {"timeout": 2, "invalid": 1}]),
+        summary("m1", ["a", "b"], [0], [500, 30], faults=(Faults(), Faults(timeout=2, invalid=1))),
         summary("m2", ["b", "a"], [1], [12, 510]),
         summary("m3", ["a", "c"], [0, 1], [500, 500]),
     ]

@@ -3,27 +3,29 @@
 from __future__ import annotations
 
 import io
-from typing import Any
 
 from rich.console import Console
 
 from uno_arena.cli.leaderboard_commands import print_leaderboard
+from uno_arena.leaderboard.board import Pairing, Table
+from uno_arena.leaderboard.standings import Standing
 
 
-def _row(rank: int, bot: str) -> dict[str, Any]:
-    return dict(rank=rank, bot=bot, ordinal=11.4, mu=33.55, sigma=7.39, matches=40, wins=21.5, win_rate=0.538,
-                win_low=0.38, win_high=0.69, points_per_match=455, hands_won=312, timeouts=3, illegal=1,
-                disconnects=0, forfeits=0)  # fmt: skip
+def _row(rank: int, bot: str) -> Standing:
+    return Standing(rank=rank, bot=bot, ordinal=11.4, mu=33.55, sigma=7.39, matches=40, wins=21.5,
+                    win_rate=0.538, win_low=0.38, win_high=0.69, points_per_match=455, hands_won=312,
+                    timeouts=3, illegal=1, disconnects=0, forfeits=0)  # fmt: skip
 
 
-TABLE = {
-    "matches": 60,
-    "standings": [_row(1, "strong-bot-v2"), _row(2, "greedy")],
-    "head_to_head": {
-        "strong-bot-v2": {"greedy": {"score": 0.6}},
-        "greedy": {"strong-bot-v2": {"score": 0.4}},
+TABLE = Table(
+    standings=(_row(1, "strong-bot-v2"), _row(2, "greedy")),
+    head_to_head={
+        "strong-bot-v2": {"greedy": Pairing(0.6, 10)},
+        "greedy": {"strong-bot-v2": Pairing(0.4, 10)},
     },
-}
+    matches=60,
+    computed=0.0,
+)
 
 
 def _printed(width: int) -> str:

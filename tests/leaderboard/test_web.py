@@ -17,12 +17,13 @@ import redis
 from werkzeug.serving import make_server
 
 from uno_arena.leaderboard.web import create_app
-from uno_arena.server import identity
+from uno_arena.records import identity
+from uno_arena.records.match import record
+from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.tournament import Keys, scheduled_match
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
-from uno_arena.workers import lifecycle, recording
-from uno_arena.workers.spec import spec_from_dict
-from uno_arena.workers.tournament import Keys, scheduled_match
+from uno_arena.workers import lifecycle
 
 BOTS = ["alpha", "beta", "gamma"]
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -53,7 +54,7 @@ def recorded(redis_prefix: tuple[redis.Redis, str]) -> tuple[redis.Redis, str, s
     for index in range(6):
         match = scheduled_match(client, prefix, tournament_id, index)
         finished = finished_match(keys.match_id(index), match.bots)
-        assert recording.record(client, keys, index, finished, log.SerializeToString())
+        assert record(client, keys, index, finished, log.SerializeToString())
     return client, prefix, tournament_id
 
 

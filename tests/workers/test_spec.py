@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from uno_arena.server import identity
+from uno_arena.records import identity
+from uno_arena.records.spec import SpecError, TournamentSpec, load_spec, spec_from_dict
 from uno_arena.workers.lifecycle import check_bots
-from uno_arena.workers.spec import SpecError, TournamentSpec, load_spec, spec_from_dict
 
 GOOD = {"name": "cup", "bots": ["a", "b", "c"]}
 

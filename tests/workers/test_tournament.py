@@ -17,14 +17,15 @@ from tests.sdk.runner import BackgroundBot
 from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
 from uno_arena.cli.main import cli
 from uno_arena.leaderboard import board
+from uno_arena.records.match import load_match, match_records, record
+from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, errors, load, states
 from uno_arena.sdk import Action, Bot, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.v1 import control_pb2
-from uno_arena.workers import lifecycle, recording
+from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import match_queue
-from uno_arena.workers.spec import spec_from_dict
-from uno_arena.workers.tournament import Keys, MatchState, TournamentStatus, errors, load, states
 
 
 class SlowGreedyBot(GreedyBot):
@@ -92,22 +93,21 @@ def test_small_tournament_from_spec_to_results(match_server: RunningServer, work
     wait_until(lambda: finished(match_server, "cup1"), 120, "the tournament to finish")
     assert_recorded_once(match_server.redis, match_server.prefix, "cup1")
 
-    summaries = recording.summaries(match_server.redis, match_server.prefix, "cup1")
-    for summary in summaries:
-        assert max(summary["totals"]) >= 100 and summary["reason"] == "target_reached"
-        assert "greedy" in summary["bots"] or "greedy2" in summary["bots"]
+    for summary in match_records(match_server.redis, match_server.prefix, "cup1"):
+        assert max(summary.totals) >= 100 and summary.reason_name == "target_reached"
+        assert "greedy" in summary.bots or "greedy2" in summary.bots
     assert "done" in invoke(match_server, "tournament", "status", "cup1")
     assert "greedy" in invoke(match_server, "tournament", "watch", "cup1")  # returns once finished
 
     text = invoke(match_server, "replay", "cup1-m00000")
     assert "hand 1" in text and "target_reached" in text
     exported = json.loads(invoke(match_server, "replay", "cup1-m00000", "--json"))
-    match = recording.load_match(match_server.redis, match_server.prefix, "cup1-m00000")
+    match = load_match(match_server.redis, match_server.prefix, "cup1-m00000")
     assert match is not None and len(exported["events"]) == match.finished.event_count > 0
 
     def board_matches() -> int:  # each job refreshes the table just after recording its match
         stored = board.load(match_server.redis, match_server.prefix, "cup1")
-        return stored["matches"] if stored else 0
+        return stored.matches if stored else 0
 
     wait_until(lambda: board_matches() == 6, 30, "the stored leaderboard to count every match")
     table = json.loads(invoke(match_server, "leaderboard", "cup1", "--json"))
@@ -118,7 +118,7 @@ def test_small_tournament_from_spec_to_results(match_server: RunningServer, work
 
     keys = Keys(match_server.prefix, "cup1")  # recording the same match again changes nothing
     log = control_pb2.EventLogChunk(events=match.events).SerializeToString()
-    assert not recording.record(match_server.redis, keys, 0, match.finished, log)
+    assert not record(match_server.redis, keys, 0, match.finished, log)
     assert_recorded_once(match_server.redis, match_server.prefix, "cup1")
     for bot in bots:
         bot.stop()

@@ -30,12 +30,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from uno_arena.cli.leaderboard_commands import print_leaderboard
 from uno_arena.leaderboard import board
-from uno_arena.server import identity
+from uno_arena.records import identity
+from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.tournament import TournamentStatus, load
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import delete_prefix
-from uno_arena.workers.spec import spec_from_dict
-from uno_arena.workers.tournament import TournamentStatus, load
 
 EXAMPLES = {
     "random": "uno_arena.sdk.examples.random_bot:RandomBot",

@@ -6,7 +6,7 @@ import csv
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from dataclasses import asdict, fields
 
 import click
 from rich.console import Console
@@ -15,10 +15,10 @@ from rich.table import Table
 
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
-from uno_arena.workers import recording
+from uno_arena.leaderboard.standings import Standing
+from uno_arena.records.match import match_records
 
-COLUMNS = ("rank", "bot", "ordinal", "mu", "sigma", "matches", "wins", "win_rate", "win_low", "win_high",
-           "points_per_match", "hands_won", "timeouts", "illegal", "disconnects", "forfeits")  # fmt: skip
+COLUMNS = tuple(f.name for f in fields(Standing))
 
 
 @click.command("leaderboard")
@@ -38,42 +38,42 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     scope = tournament_id or board.ALL
     table = None if refresh else board.load(client, key_prefix, scope)
     if table is None:
-        table = board.store(client, key_prefix, scope, recording.summaries(client, key_prefix, tournament_id))
+        table = board.store(client, key_prefix, scope, match_records(client, key_prefix, tournament_id))
     if as_json:
-        click.echo(json.dumps(table, indent=1))
+        click.echo(json.dumps(table.to_dict(), indent=1))
     elif as_csv:
-        writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
+        writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
-        writer.writerows(table["standings"])
+        writer.writerows(asdict(row) for row in table.standings)
     else:
         print_leaderboard(Console(), table, tournament_id or "all tournaments")
 
 
-def print_leaderboard(console: Console, table: dict[str, Any], title: str) -> None:
-    heading = f"leaderboard: {title}, {table['matches']} matches"
+def print_leaderboard(console: Console, table: board.Table, title: str) -> None:
+    heading = f"leaderboard: {title}, {table.matches} matches"
     console.print(standings_table(table, heading, width=console.width))
-    bots = [row["bot"] for row in table["standings"]]
+    bots = table.bots
     h2h = Table("vs", *bots, title="head to head (row's score against column: wins, ties half)")
     for bot in bots:
-        cells = [(f"{table['head_to_head'].get(bot, {})[o]['score']:.2f}"
-                  if o in table["head_to_head"].get(bot, {}) else "-") for o in bots]  # fmt: skip
+        pairings = [table.pairing(bot, other) for other in bots]
+        cells = [f"{p.score:.2f}" if p is not None else "-" for p in pairings]
         h2h.add_row(bot, *cells)
     console.print(h2h)
 
 
 # Each column: header, and how a standings row shows in it; the compact view (`tournament watch`,
 # beside a progress bar, or a narrow terminal) keeps the ones marked True.
-_COLUMNS: tuple[tuple[str, bool, Callable[[dict[str, Any]], str]], ...] = (
-    ("#", True, lambda r: str(r["rank"])),
-    ("bot", True, lambda r: str(r["bot"])),
-    ("rating", True, lambda r: f"{r['ordinal']:.2f}"),
-    ("mu +- sigma", False, lambda r: f"{r['mu']:.2f} +- {r['sigma']:.2f}"),
-    ("matches", True, lambda r: str(r["matches"])),
-    ("wins", False, lambda r: f"{r['wins']:g}"),
-    ("win rate [95%]", True, lambda r: f"{r['win_rate']:.2f} [{r['win_low']:.2f}-{r['win_high']:.2f}]"),
-    ("points", True, lambda r: f"{r['points_per_match']:.0f}"),
-    ("hands won", False, lambda r: str(r["hands_won"])),
-    ("faults", True, lambda r: f"{r['timeouts']}/{r['illegal']}/{r['disconnects']}/{r['forfeits']}"),
+_COLUMNS: tuple[tuple[str, bool, Callable[[Standing], str]], ...] = (
+    ("#", True, lambda r: str(r.rank)),
+    ("bot", True, lambda r: str(r.bot)),
+    ("rating", True, lambda r: f"{r.ordinal:.2f}"),
+    ("mu +- sigma", False, lambda r: f"{r.mu:.2f} +- {r.sigma:.2f}"),
+    ("matches", True, lambda r: str(r.matches)),
+    ("wins", False, lambda r: f"{r.wins:g}"),
+    ("win rate [95%]", True, lambda r: f"{r.win_rate:.2f} [{r.win_low:.2f}-{r.win_high:.2f}]"),
+    ("points", True, lambda r: f"{r.points_per_match:.0f}"),
+    ("hands won", False, lambda r: str(r.hands_won)),
+    ("faults", True, lambda r: f"{r.timeouts}/{r.illegal}/{r.disconnects}/{r.forfeits}"),
 )
 _CAPTION = (
     "rating: OpenSkill's mu - 3 sigma, which ranks; win rate: its 95% interval in brackets; "
@@ -81,7 +81,7 @@ _CAPTION = (
 )
 
 
-def standings_table(table: dict[str, Any], title: str, compact: bool = False, width: int = 0) -> Table:
+def standings_table(table: board.Table, title: str, compact: bool = False, width: int = 0) -> Table:
     """The standings; compact if asked, or if the full table would not fit in `width` columns."""
     shown = _standings(table, title, compact)
     if compact or not width:
@@ -91,9 +91,9 @@ def standings_table(table: dict[str, Any], title: str, compact: bool = False, wi
     return shown if natural <= width else _standings(table, title, compact=True)
 
 
-def _standings(table: dict[str, Any], title: str, compact: bool) -> Table:
+def _standings(table: board.Table, title: str, compact: bool) -> Table:
     columns = [c for c in _COLUMNS if c[1] or not compact]
     standings = Table(*(header for header, _, _ in columns), title=title, caption=_CAPTION)
-    for row in table["standings"]:
+    for row in table.standings:
         standings.add_row(*(show(row) for _, _, show in columns))
     return standings

@@ -7,8 +7,8 @@ import json
 import click
 
 from uno_arena.cli.options import connect, with_redis
-from uno_arena.workers.recording import load_match
-from uno_arena.workers.replay import export, lines
+from uno_arena.records.match import load_match
+from uno_arena.records.replay import export, lines
 
 
 @click.command("replay")

@@ -8,7 +8,7 @@ import logging
 import click
 
 from uno_arena.cli.options import connect, with_redis
-from uno_arena.server import identity
+from uno_arena.records import identity
 from uno_arena.server.app import serve
 from uno_arena.server.settings import ServerSettings
 

@@ -16,9 +16,18 @@ from rich.table import Table
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
+from uno_arena.records import tournament as records
+from uno_arena.records.spec import SpecError, load_spec, spec_from_dict
+from uno_arena.records.tournament import (
+    MatchState,
+    TournamentError,
+    TournamentStatus,
+    errors,
+    list_ids,
+    load,
+    progress,
+)
 from uno_arena.workers import lifecycle
-from uno_arena.workers.spec import SpecError, load_spec, spec_from_dict
-from uno_arena.workers.tournament import MatchState, TournamentError, TournamentStatus, errors, list_ids, load
 
 
 @click.group("tournament")
@@ -94,7 +103,7 @@ def rerun_failed(tournament_id: str, redis_url: str, key_prefix: str) -> None:
 @_id_command("status", "Matches done, running, queued and failed, with an ETA.")
 def status(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     client = connect(redis_url)
-    state = _guarded(lambda: lifecycle.progress(client, key_prefix, tournament_id))
+    state = _guarded(lambda: progress(client, key_prefix, tournament_id))
     console = Console()
     console.print(_summary_table(state))
     failed = errors(client, key_prefix, tournament_id)
@@ -118,20 +127,20 @@ def list_command(redis_url: str, key_prefix: str) -> None:
 @_id_command("watch", "A live progress bar and running standings, until the tournament ends (Ctrl-C leaves).")
 def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     client = connect(redis_url)
-    state = _guarded(lambda: lifecycle.progress(client, key_prefix, tournament_id))
+    state = _guarded(lambda: progress(client, key_prefix, tournament_id))
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[detail]}"))  # fmt: skip
     task = bar.add_task(tournament_id, total=state.tournament.matches, detail="")
     try:
         with Live(Group(bar), refresh_per_second=4) as live:
             while True:
-                state = lifecycle.progress(client, key_prefix, tournament_id)
+                state = progress(client, key_prefix, tournament_id)
                 bar.update(task, completed=state.tournament.done, detail=_detail(state))
                 table = board.current(client, key_prefix, tournament_id)  # kept up to date by the jobs
                 live.update(
                     Group(
                         bar,
-                        standings_table(table, f"standings after {table['matches']} matches", compact=True),
+                        standings_table(table, f"standings after {table.matches} matches", compact=True),
                     )
                 )
                 if state.tournament.status is not TournamentStatus.RUNNING:
@@ -142,7 +151,7 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     click.echo(f"\ntournament {state.tournament.status}")
 
 
-def _detail(state: lifecycle.Progress) -> str:
+def _detail(state: records.Progress) -> str:
     states = state.tournament.states
     parts = [
         f"{states[s]} {s}" for s in (MatchState.RUNNING, MatchState.QUEUED, MatchState.FAILED) if states[s]
@@ -158,7 +167,7 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def _summary_table(state: lifecycle.Progress) -> Table:
+def _summary_table(state: records.Progress) -> Table:
     t = state.tournament
     table = Table(title=f"{t.id} ({t.spec.name}): {t.status}", show_header=False)
     for label in MatchState:

@@ -8,11 +8,12 @@ are deterministic: tournament id and match index).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from openskill.models import PlackettLuce
+from openskill.models import PlackettLuce, PlackettLuceRating
+
+from uno_arena.records.match import MatchRecord
 
 _MODEL = PlackettLuce()
 
@@ -37,10 +38,10 @@ class Rating:
         return self.mu - 3 * self.sigma
 
 
-def outcome(summary: Mapping[str, Any]) -> Outcome:
+def outcome(record: MatchRecord) -> Outcome:
     """Ranks from a recorded match: winners first, then by final total; forfeited seats last."""
-    bots, totals = tuple(summary["bots"]), summary["totals"]
-    winners, forfeited = set(summary["winners"]), set(summary.get("forfeited", ()))
+    bots, totals = record.bots, record.totals
+    winners, forfeited = set(record.winners), set(record.forfeited)
 
     def key(seat: int) -> tuple[int, int]:
         tier = 0 if seat in winners else 2 if seat in forfeited else 1
@@ -48,12 +49,12 @@ def outcome(summary: Mapping[str, Any]) -> Outcome:
 
     keys = [key(seat) for seat in range(len(bots))]
     ordered = sorted(set(keys))
-    return Outcome(str(summary["match_id"]), bots, tuple(ordered.index(k) + 1 for k in keys))
+    return Outcome(record.match_id, bots, tuple(ordered.index(k) + 1 for k in keys))
 
 
 def rate(outcomes: Iterable[Outcome]) -> dict[str, Rating]:
     """Every bot's rating after all outcomes, rated in match-id order from the model's defaults."""
-    current: dict[str, Any] = {}
+    current: dict[str, PlackettLuceRating] = {}
     for match in sorted(outcomes, key=lambda o: o.match_id):
         teams = [[current.get(bot) or _MODEL.rating(name=bot)] for bot in match.bots]
         rated = _MODEL.rate(teams, ranks=list(match.ranks))

@@ -1,4 +1,4 @@
-"""Standings and head-to-head tables as pure functions of recorded match summaries.
+"""Standings and head-to-head tables as pure functions of recorded matches.
 
 Ranking rule: by conservative rating (mu - 3 sigma), then match wins, then
 points per match, then name - so ties are broken the same way every time.
@@ -8,19 +8,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import asdict, dataclass
-from typing import Any
+from dataclasses import dataclass, replace
 
 from uno_arena.leaderboard.ratings import Rating, outcome, rate
+from uno_arena.records.match import MatchRecord
 
 
 @dataclass(frozen=True, slots=True)
 class Standing:
+    """One bot's row; the field order is the column order of `uno-arena leaderboard --csv`."""
+
     rank: int
     bot: str
+    ordinal: float  # mu - 3 sigma: what ranks
     mu: float
     sigma: float
-    ordinal: float
     matches: int
     wins: float  # a shared win counts 1/winners
     win_rate: float
@@ -33,9 +35,6 @@ class Standing:
     disconnects: int
     forfeits: int
 
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 def wilson(wins: float, n: int, z: float = 1.959964) -> tuple[float, float]:
     """The 95% Wilson score interval of a proportion (0, 1 when there is no data)."""
@@ -47,52 +46,66 @@ def wilson(wins: float, n: int, z: float = 1.959964) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def standings(summaries: Iterable[Mapping[str, Any]]) -> list[Standing]:
-    matches = list(summaries)
+def standings(records: Iterable[MatchRecord]) -> list[Standing]:
+    matches = list(records)
     ratings = rate(outcome(m) for m in matches)
     tallies: dict[str, dict[str, float]] = {}
     for match in matches:
         _tally(match, tallies)
     rows = [_row(bot, ratings[bot], tally) for bot, tally in tallies.items()]
     rows.sort(key=lambda r: (-r.ordinal, -r.wins, -r.points_per_match, r.bot))
-    return [Standing(**{**asdict(r), "rank": i + 1}) for i, r in enumerate(rows)]
+    return [replace(r, rank=i + 1) for i, r in enumerate(rows)]
 
 
 _COUNTS = ("matches", "wins", "points", "hands", "timeout", "illegal", "disconnected", "forfeits")
 
 
-def _tally(match: Mapping[str, Any], tallies: dict[str, dict[str, float]]) -> None:
-    winners = match["winners"]
-    for seat, bot in enumerate(match["bots"]):
+def _tally(match: MatchRecord, tallies: dict[str, dict[str, float]]) -> None:
+    winners = match.winners
+    for seat, bot in enumerate(match.bots):
         tally = tallies.setdefault(bot, dict.fromkeys(_COUNTS, 0.0))
-        faults = match["faults"][seat]
+        faults = match.faults[seat]
         tally["matches"] += 1
         tally["wins"] += 1 / len(winners) if seat in winners else 0
-        tally["points"] += match["totals"][seat]
-        tally["hands"] += sum(1 for hand in match["hands"] if hand["winner"] == seat)
-        tally["timeout"] += faults.get("timeout", 0)
-        tally["illegal"] += faults.get("illegal", 0) + faults.get("invalid", 0)
-        tally["disconnected"] += faults.get("disconnected", 0)
-        tally["forfeits"] += 1 if seat in match.get("forfeited", ()) else 0
+        tally["points"] += match.totals[seat]
+        tally["hands"] += sum(1 for hand in match.hands if hand.winner == seat)
+        tally["timeout"] += faults.timeout
+        tally["illegal"] += faults.illegal + faults.invalid
+        tally["disconnected"] += faults.disconnected
+        tally["forfeits"] += 1 if seat in match.forfeited else 0
 
 
 def _row(bot: str, rating: Rating, tally: Mapping[str, float]) -> Standing:
     played = int(tally["matches"])
     low, high = wilson(tally["wins"], played)
-    return Standing(0, bot, rating.mu, rating.sigma, rating.ordinal, played, tally["wins"],
-                    tally["wins"] / played, low, high, tally["points"] / played, int(tally["hands"]),
-                    int(tally["timeout"]), int(tally["illegal"]), int(tally["disconnected"]),
-                    int(tally["forfeits"]))  # fmt: skip
+    return Standing(
+        rank=0,
+        bot=bot,
+        ordinal=rating.ordinal,
+        mu=rating.mu,
+        sigma=rating.sigma,
+        matches=played,
+        wins=tally["wins"],
+        win_rate=tally["wins"] / played,
+        win_low=low,
+        win_high=high,
+        points_per_match=tally["points"] / played,
+        hands_won=int(tally["hands"]),
+        timeouts=int(tally["timeout"]),
+        illegal=int(tally["illegal"]),
+        disconnects=int(tally["disconnected"]),
+        forfeits=int(tally["forfeits"]),
+    )
 
 
-def head_to_head(summaries: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, tuple[float, int]]]:
+def head_to_head(records: Iterable[MatchRecord]) -> dict[str, dict[str, tuple[float, int]]]:
     """For bots A and B: (how often A finished ahead of B when both sat at a table, ties half; tables).
 
     At a two-seat table that is A's win rate against B.
     """
     scores: dict[str, dict[str, float]] = {}
     met: dict[str, dict[str, int]] = {}
-    for match in summaries:
+    for match in records:
         result = outcome(match)
         for seat, bot in enumerate(result.bots):
             for other_seat, other in enumerate(result.bots):

@@ -13,16 +13,15 @@ import redis
 from flask import Flask, Response, abort, jsonify, render_template
 
 from uno_arena.leaderboard import board
-from uno_arena.workers import recording
-from uno_arena.workers.lifecycle import progress
-from uno_arena.workers.replay import export, lines
-from uno_arena.workers.tournament import MatchState, list_ids
+from uno_arena.records.match import MatchRecord, RecordedMatch, load_match, match_records
+from uno_arena.records.replay import export, lines
+from uno_arena.records.tournament import MatchState, list_ids, progress
 
 RECENT = 20
 
 
 def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
-    app = Flask(__name__)  # templates from leaderboard/templates/
+    app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/
 
     @app.get("/")
     def overview() -> str:
@@ -45,13 +44,13 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
 
     @app.get("/api/leaderboard/<scope>")
     def api(scope: str) -> Response:
-        return jsonify(board.current(client, prefix, None if scope == board.ALL else scope))
+        return jsonify(board.current(client, prefix, None if scope == board.ALL else scope).to_dict())
 
     return app
 
 
-def _match(client: redis.Redis, prefix: str, match_id: str) -> recording.RecordedMatch:
-    found = recording.load_match(client, prefix, match_id)
+def _match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch:
+    found = load_match(client, prefix, match_id)
     if found is None:
         abort(404, f"no recorded match {match_id}")
     return found
@@ -59,16 +58,16 @@ def _match(client: redis.Redis, prefix: str, match_id: str) -> recording.Recorde
 
 def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: int) -> str:
     ids = list_ids(client, prefix)
-    summaries = recording.summaries(client, prefix, tournament_id)
-    table = board.current(client, prefix, tournament_id, summaries)
+    records = match_records(client, prefix, tournament_id)
+    table = board.current(client, prefix, tournament_id, records)
     return render_template(
         "page.html",
         title=f"tournament {tournament_id}" if tournament_id else "all tournaments",
         refresh=refresh,
-        table=table if table["standings"] else None,
-        bots=[row["bot"] for row in table["standings"]],
+        table=table if table.standings else None,
+        bots=table.bots,
         tournaments=[_progress_row(client, prefix, t) for t in ids],
-        recent=[_recent_row(s) for s in reversed(summaries[-RECENT:])],
+        recent=[_recent_row(r) for r in reversed(records[-RECENT:])],
         updated=time.strftime("%H:%M:%S"),
     )
 
@@ -82,7 +81,7 @@ def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[
             "failed": t.states[MatchState.FAILED]}  # fmt: skip
 
 
-def _recent_row(summary: dict[str, Any]) -> dict[str, Any]:
-    winners = ", ".join(summary["bots"][w] for w in summary["winners"]) or "-"
-    return {"match_id": summary["match_id"], "bots": summary["bots"], "winner": winners,
-            "totals": summary["totals"], "reason": summary["reason"]}  # fmt: skip
+def _recent_row(record: MatchRecord) -> dict[str, Any]:
+    winners = ", ".join(record.bots[w] for w in record.winners) or "-"
+    return {"match_id": record.match_id, "bots": record.bots, "winner": winners,
+            "totals": record.totals, "reason": record.reason_name}  # fmt: skip

@@ -19,13 +19,9 @@ import redis
 from rq import get_current_job
 
 from uno_arena.leaderboard import board
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2, control_pb2_grpc
-from uno_arena.v1 import game_pb2 as pb
-from uno_arena.workers import recording
-from uno_arena.workers.settings import WorkerSettings
-from uno_arena.workers.spec import TournamentSpec
-from uno_arena.workers.tournament import (
+from uno_arena.records.match import is_recorded, record
+from uno_arena.records.spec import TournamentSpec
+from uno_arena.records.tournament import (
     Keys,
     MatchState,
     TournamentError,
@@ -34,6 +30,10 @@ from uno_arena.workers.tournament import (
     scheduled_match,
     set_state,
 )
+from uno_arena.server import wire
+from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import game_pb2 as pb
+from uno_arena.workers.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,7 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
         raise RuntimeError("play_match runs as an RQ job")
     client: redis.Redis = job.connection
     keys = Keys(prefix, tournament_id)
-    if recording.is_recorded(client, keys, index):
+    if is_recorded(client, keys, index):
         return "already recorded"
     try:
         tournament = load(client, prefix, tournament_id)
@@ -67,8 +67,8 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
             state = MatchState.QUEUED if retrying else MatchState.FAILED
             set_state(client, keys, index, state, f"{error}{' (will retry)' if retrying else ''}")
             raise
-        new = recording.record(client, keys, index, finished, log_bytes)
-    refresh_leaderboards(client, prefix, tournament_id)
+        new = record(client, keys, index, finished, log_bytes)
+    board.refresh(client, prefix, tournament_id)
     outcome = "recorded" if new else "already recorded"
     log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
     return outcome
@@ -140,9 +140,3 @@ def _check(finished: control_pb2.FinishedMatch, events: int) -> None:
         raise MatchFailed("the match server aborted the match (shutting down?)")
     if finished.event_count != events:
         raise MatchFailed(f"event log incomplete: {events} of {finished.event_count} events")
-
-
-def refresh_leaderboards(client: redis.Redis, prefix: str, tournament_id: str) -> None:
-    """Recompute the tournament's and the overall leaderboard from every recorded result."""
-    board.store(client, prefix, tournament_id, recording.summaries(client, prefix, tournament_id))
-    board.store(client, prefix, board.ALL, recording.summaries(client, prefix, None))

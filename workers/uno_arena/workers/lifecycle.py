@@ -1,23 +1,22 @@
-"""What an organiser does to a tournament: start, cancel, resume, rerun failed matches, follow progress."""
+"""What an organiser does to a tournament: create, start, cancel, resume, rerun failed matches.
+
+Progress (done, ETA) is a read of the tournament record: `uno_arena.records.tournament.progress`.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
 
 import redis
 from rq.exceptions import InvalidJobOperation, NoSuchJobError
 from rq.job import Job
 
-from uno_arena.server import identity
-from uno_arena.workers.queue import enqueue, job_id, waiting
-from uno_arena.workers.reaper import reap
-from uno_arena.workers.spec import SpecError, TournamentSpec
-from uno_arena.workers.tournament import (
+from uno_arena.records import identity
+from uno_arena.records.spec import SpecError, TournamentSpec
+from uno_arena.records.tournament import (
     Keys,
     MatchState,
-    Tournament,
     TournamentError,
     TournamentStatus,
     create,
@@ -26,6 +25,9 @@ from uno_arena.workers.tournament import (
     set_status,
     states,
 )
+from uno_arena.workers.queue import enqueue, job_id, waiting
+from uno_arena.workers.reaper import reap
+from uno_arena.workers.schedule import schedule
 
 
 def check_bots(client: redis.Redis, prefix: str, spec: TournamentSpec) -> None:
@@ -43,7 +45,8 @@ def create_checked(
     client: redis.Redis, prefix: str, spec: TournamentSpec, tournament_id: str | None = None
 ) -> str:
     check_bots(client, prefix, spec)
-    return create(client, prefix, spec, tournament_id)
+    matches = schedule(spec.bots, spec.seats, spec.cycles, spec.seed, spec.rules)
+    return create(client, prefix, spec, matches, tournament_id)
 
 
 def start(client: redis.Redis, prefix: str, tournament_id: str) -> int:
@@ -104,22 +107,3 @@ def rerun_failed(client: redis.Redis, prefix: str, tournament_id: str, settle_s:
         while waiting(client, prefix, tournament_id, index) and time.monotonic() < deadline:
             time.sleep(0.05)
     return enqueue(client, prefix, tournament_id, tournament.spec, failed)
-
-
-@dataclass(frozen=True, slots=True)
-class Progress:
-    tournament: Tournament
-    eta_s: float | None  # from the pace since the start; None before the first result
-
-    @property
-    def remaining(self) -> int:
-        return self.tournament.matches - self.tournament.done
-
-
-def progress(client: redis.Redis, prefix: str, tournament_id: str) -> Progress:
-    tournament = load(client, prefix, tournament_id)
-    eta = None
-    if tournament.started and tournament.done and tournament.status is TournamentStatus.RUNNING:
-        elapsed = time.time() - tournament.started
-        eta = elapsed / tournament.done * (tournament.matches - tournament.done)
-    return Progress(tournament, eta)

@@ -16,9 +16,9 @@ from rq import Queue, Retry
 from rq.exceptions import NoSuchJobError
 from rq.job import Job, JobStatus
 
+from uno_arena.records.spec import TournamentSpec
+from uno_arena.records.tournament import Keys, MatchState, set_state
 from uno_arena.workers.jobs import play_match
-from uno_arena.workers.spec import TournamentSpec
-from uno_arena.workers.tournament import Keys, MatchState, set_state
 
 _WAITING = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
 DECISIONS_PER_SEAT = 600  # per 500 points: well above what real matches take

@@ -17,8 +17,8 @@ from rq.exceptions import NoSuchJobError
 from rq.job import Job
 from rq.registry import StartedJobRegistry
 
+from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, list_ids, load, set_state, states
 from uno_arena.workers.queue import enqueue, match_queue
-from uno_arena.workers.tournament import Keys, MatchState, TournamentStatus, list_ids, load, set_state, states
 
 log = logging.getLogger(__name__)
 

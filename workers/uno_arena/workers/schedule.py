@@ -19,23 +19,14 @@ import math
 import random
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from uno_arena.records.tournament import ScheduledMatch
 from uno_arena.rules import RulesConfig, new_match
 
 log = logging.getLogger(__name__)
 
 MAX_FULL_TABLES = 200  # per cycle; above this a balanced design replaces all combinations
 _DEALER_TRIES = 64
-
-
-@dataclass(frozen=True, slots=True)
-class ScheduledMatch:
-    index: int
-    cycle: int
-    bots: tuple[str, ...]  # in seat order
-    seed: int  # the match's seed: its first dealer is `bots[dealer]`
-    dealer: int  # the seat drawn to deal the first hand
 
 
 def schedule(

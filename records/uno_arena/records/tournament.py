@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import redis
 
-from uno_arena.workers.schedule import ScheduledMatch, schedule
-from uno_arena.workers.spec import TournamentSpec, spec_from_dict
+from uno_arena.records.spec import TournamentSpec, spec_from_dict
 
 
 class TournamentStatus(enum.StrEnum):
@@ -90,9 +89,6 @@ class Keys:
     def match_id(self, index: int) -> str:
         return f"{self.tournament_id}-m{index:05d}"
 
-    def match(self, match_id: str) -> str:
-        return f"{self.prefix}:match:{match_id}"
-
 
 def text(value: bytes | str) -> str:
     """A Redis reply as text (clients for RQ must not decode replies themselves)."""
@@ -104,11 +100,22 @@ def new_tournament_id(name: str) -> str:
     return f"{slug}-{secrets.token_hex(3)}"
 
 
-def create(client: redis.Redis, prefix: str, spec: TournamentSpec, tournament_id: str | None = None) -> str:
+@dataclass(frozen=True, slots=True)
+class ScheduledMatch:
+    """One match of the schedule (`uno_arena.workers.schedule` makes them)."""
+
+    index: int
+    cycle: int
+    bots: tuple[str, ...]  # in seat order
+    seed: int  # the match's seed: its first dealer is `bots[dealer]`
+    dealer: int  # the seat drawn to deal the first hand
+
+
+def create(client: redis.Redis, prefix: str, spec: TournamentSpec, matches: list[ScheduledMatch],
+           tournament_id: str | None = None) -> str:  # fmt: skip
     """Store the spec and its schedule; nothing is queued until `start`."""
     tournament_id = tournament_id or new_tournament_id(spec.name)
     keys = Keys(prefix, tournament_id)
-    matches = schedule(spec.bots, spec.seats, spec.cycles, spec.seed, spec.rules)
     now = time.time()
     if not client.hsetnx(keys.tournament, "spec", json.dumps(spec.to_dict())):
         raise TournamentError(f"tournament {tournament_id!r} already exists")
@@ -199,3 +206,22 @@ def set_state(client: redis.Redis, keys: Keys, index: int, state: MatchState, er
 def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **times: float) -> None:
     mapping: dict[str, str | float] = {"status": status.value, **times}
     client.hset(keys.tournament, mapping=mapping)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    tournament: Tournament
+    eta_s: float | None  # from the pace since the start; None before the first result
+
+    @property
+    def remaining(self) -> int:
+        return self.tournament.matches - self.tournament.done
+
+
+def progress(client: redis.Redis, prefix: str, tournament_id: str) -> Progress:
+    tournament = load(client, prefix, tournament_id)
+    eta = None
+    if tournament.started and tournament.done and tournament.status is TournamentStatus.RUNNING:
+        elapsed = time.time() - tournament.started
+        eta = elapsed / tournament.done * (tournament.matches - tournament.done)
+    return Progress(tournament, eta)

@@ -1,0 +1,208 @@
+"""The recorded match: typed values with one encoding in Redis, written once, atomically.
+
+Workers write it (`record`); the leaderboard, the web view, `replay` and `status` read it (`load_match`,
+`match_records`). One Lua script writes the match's record and moves the tournament's counters together,
+and does nothing if the match is already recorded, so a job that runs twice counts once and a
+half-written result never appears.
+
+`{p}:match:{match_id}` (hash):
+- `summary`: `MatchRecord` as JSON (bots, winners, totals, reason, hands, faults by seat and kind);
+- `finished`: the `FinishedMatch` message (result, actions, seed, rules), zlib-compressed;
+- `log`: the complete event log as an `EventLogChunk` message, zlib-compressed;
+- `tournament`, `index`, `recorded` (unix seconds).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import zlib
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+import redis
+
+from uno_arena.records.names import name_of, names, number_of
+from uno_arena.records.tournament import Keys, list_ids, text
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+
+_RECORD = """
+if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+redis.call('HSET', KEYS[1], 'summary', ARGV[3], 'finished', ARGV[4], 'log', ARGV[5],
+           'recorded', ARGV[6], 'tournament', ARGV[7], 'index', ARGV[1])
+redis.call('HSET', KEYS[2], ARGV[1], 'done')
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('RPUSH', KEYS[4], ARGV[2])
+local done = redis.call('HINCRBY', KEYS[5], 'done', 1)
+local total = tonumber(redis.call('HGET', KEYS[5], 'matches'))
+if done >= total and redis.call('HGET', KEYS[5], 'status') == 'running' then
+  redis.call('HSET', KEYS[5], 'status', 'finished', 'finished', ARGV[6])
+end
+return 1
+"""
+
+
+def match_key(prefix: str, match_id: str) -> str:
+    return f"{prefix}:match:{match_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class Faults:
+    """One seat's faults in a match, by kind (the fields are `FaultKind`'s names; a test keeps them so)."""
+
+    timeout: int = 0
+    illegal: int = 0
+    invalid: int = 0
+    disconnected: int = 0
+
+    @classmethod
+    def count(cls, kinds: list[pb.FaultKind]) -> Faults:
+        known = {f.name for f in fields(cls)}
+        counts = dict.fromkeys(known, 0)
+        for kind in kinds:
+            name = name_of(pb.FaultKind, kind)
+            if name in known:
+                counts[name] += 1
+        return cls(**counts)
+
+
+@dataclass(frozen=True, slots=True)
+class HandRecord:
+    """How one hand ended: its winner (None when nobody played out), points by seat, the reason."""
+
+    winner: int | None
+    points: tuple[int, ...]
+    reason: pb.HandEnd
+
+    @property
+    def reason_name(self) -> str:
+        return name_of(pb.HandEnd, self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRecord:
+    """A recorded match's result as typed values: what standings, ratings, status views and the web read."""
+
+    match_id: str
+    tournament: str
+    index: int
+    bots: tuple[str, ...]  # by seat
+    reason: pb.MatchEnd
+    winners: tuple[int, ...]  # seats sharing the win
+    totals: tuple[int, ...]
+    forfeited: tuple[int, ...]
+    hands: tuple[HandRecord, ...]
+    faults: tuple[Faults, ...]  # by seat
+    seed: int
+    actions: int  # how many actions were applied (the list is in the `finished` message)
+
+    @property
+    def reason_name(self) -> str:
+        return name_of(pb.MatchEnd, self.reason)
+
+    @classmethod
+    def from_finished(
+        cls, finished: control_pb2.FinishedMatch, tournament: str, index: int, match_id: str
+    ) -> MatchRecord:
+        result = finished.result
+        kinds: list[list[pb.FaultKind]] = [[] for _ in result.bots]
+        for fault in finished.faults:
+            if fault.seat < len(kinds):
+                kinds[fault.seat].append(fault.kind)
+        hands = tuple(
+            HandRecord(hand.winner if hand.HasField("winner") else None, tuple(hand.points), hand.reason)
+            for hand in result.hands
+        )
+        faults = tuple(Faults.count(k) for k in kinds)
+        return cls(match_id, tournament, index, tuple(result.bots), result.reason, tuple(result.winners),
+                   tuple(result.totals), tuple(result.forfeited), hands, faults, finished.seed,
+                   len(finished.actions))  # fmt: skip
+
+    def to_json(self) -> str:
+        """The stored form: plain JSON, enum values by their names (so the stored text reads well)."""
+        return json.dumps(self.to_dict())
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain values: tuples as lists, enum values by name, each seat's faults by kind."""
+        values = asdict(self)
+        values["reason"] = self.reason_name
+        values["hands"] = [{**asdict(h), "reason": h.reason_name} for h in self.hands]
+        return values
+
+    @classmethod
+    def from_json(cls, raw: bytes | str) -> MatchRecord:
+        values: dict[str, Any] = json.loads(raw)
+        hands = tuple(
+            HandRecord(h["winner"], tuple(h["points"]), number_of(pb.HandEnd, h["reason"]))
+            for h in values["hands"]
+        )
+        known = {f.name for f in fields(Faults)}
+        faults = tuple(Faults(**{k: v for k, v in seat.items() if k in known}) for seat in values["faults"])
+        return cls(str(values["match_id"]), str(values["tournament"]), int(values["index"]),
+                   tuple(values["bots"]), number_of(pb.MatchEnd, values["reason"]),
+                   tuple(values["winners"]), tuple(values["totals"]), tuple(values.get("forfeited", ())),
+                   hands, faults, int(values["seed"]), int(values["actions"]))  # fmt: skip
+
+
+FAULT_KINDS: tuple[str, ...] = names(pb.FaultKind)
+
+
+def record(
+    client: redis.Redis, keys: Keys, index: int, finished: control_pb2.FinishedMatch, log: bytes
+) -> bool:
+    """Record a finished match of the tournament; False if it was recorded before (nothing changes).
+
+    `log` is the serialized `EventLogChunk` of every event: the log chunks as
+    received, concatenated (protobuf merges repeated fields), never re-encoded.
+    """
+    match_id = keys.match_id(index)
+    summary = MatchRecord.from_finished(finished, keys.tournament_id, index, match_id)
+    argv: list[str | bytes | float] = [index, match_id, summary.to_json(),
+                                       zlib.compress(finished.SerializeToString(), 1), zlib.compress(log, 1),
+                                       time.time(), keys.tournament_id]  # fmt: skip
+    script_keys = [match_key(keys.prefix, match_id), keys.state, keys.errors, keys.results, keys.tournament]
+    return bool(client.eval(_RECORD, len(script_keys), *script_keys, *argv))
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedMatch:
+    """A match's record with what replays it: the `FinishedMatch` message and the complete event log."""
+
+    record: MatchRecord
+    finished: control_pb2.FinishedMatch
+    events: list[pb.Event]
+    recorded: float  # unix seconds
+
+    @property
+    def match_id(self) -> str:
+        return self.record.match_id
+
+
+def is_recorded(client: redis.Redis, keys: Keys, index: int) -> bool:
+    return bool(client.exists(match_key(keys.prefix, keys.match_id(index))))
+
+
+def load_match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch | None:
+    raw = client.hgetall(match_key(prefix, match_id))
+    if not raw:
+        return None
+    finished = control_pb2.FinishedMatch.FromString(zlib.decompress(_bytes(raw[b"finished"])))
+    log = control_pb2.EventLogChunk.FromString(zlib.decompress(_bytes(raw[b"log"])))
+    return RecordedMatch(MatchRecord.from_json(raw[b"summary"]), finished, list(log.events),
+                         float(raw[b"recorded"]))  # fmt: skip
+
+
+def _bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
+
+
+def match_records(client: redis.Redis, prefix: str, tournament_id: str | None) -> list[MatchRecord]:
+    """Every recorded match of the tournament (None: of every tournament), in recording order."""
+    if tournament_id is None:
+        return [r for t in list_ids(client, prefix) for r in match_records(client, prefix, t)]
+    ids = [text(i) for i in client.lrange(Keys(prefix, tournament_id).results, 0, -1)]
+    with client.pipeline(transaction=False) as pipe:
+        for match_id in ids:
+            pipe.hget(match_key(prefix, match_id), "summary")
+        return [MatchRecord.from_json(raw) for raw in pipe.execute() if raw is not None]
