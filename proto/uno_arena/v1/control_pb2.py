@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from uno_arena.v1 import game_pb2 as uno__arena_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1auno_arena/v1/control.proto\x12\x0cuno_arena.v1\x1a\x17uno_arena/v1/game.proto\"\xd3\x01\n\x10PlayMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12(\n\x05rules\x18\x03 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12\x1b\n\x13\x64\x65\x63ision_timeout_ms\x18\x05 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x06 \x01(\r\x12\x1b\n\x13\x64isconnect_grace_ms\x18\x07 \x01(\r\x12\x18\n\x10wait_for_bots_ms\x18\x08 \x01(\r\"\xf6\x01\n\rMatchProgress\x12\x31\n\x07started\x18\x01 \x01(\x0b\x32\x1e.uno_arena.v1.MatchStartedInfoH\x00\x12\'\n\x04hand\x18\x02 \x01(\x0b\x32\x17.uno_arena.v1.HandEndedH\x00\x12$\n\x05\x66\x61ult\x18\x03 \x01(\x0b\x32\x13.uno_arena.v1.FaultH\x00\x12*\n\x03log\x18\x05 \x01(\x0b\x32\x1b.uno_arena.v1.EventLogChunkH\x00\x12/\n\x08\x66inished\x18\x04 \x01(\x0b\x32\x1b.uno_arena.v1.FinishedMatchH\x00\x42\x06\n\x04kind\"4\n\rEventLogChunk\x12#\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.uno_arena.v1.Event\"\\\n\x10MatchStartedInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12(\n\x05rules\x18\x03 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\"\xbd\x01\n\rFinishedMatch\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.uno_arena.v1.MatchResult\x12\x13\n\x0b\x65vent_count\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x63tions\x18\x03 \x03(\r\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12(\n\x05rules\x18\x05 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\x12#\n\x06\x66\x61ults\x18\x06 \x03(\x0b\x32\x13.uno_arena.v1.Fault\"\x11\n\x0fListBotsRequest\"t\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0bmax_matches\x18\x02 \x01(\r\x12\x16\n\x0e\x61\x63tive_matches\x18\x03 \x01(\r\x12\x19\n\x11\x63onnected_seconds\x18\x04 \x01(\x01\x12\x0e\n\x06\x63lient\x18\x05 \x01(\t\"<\n\x10ListBotsResponse\x12(\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x1a.uno_arena.v1.ConnectedBot\"#\n\x0fSpectateRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"G\n\x0eSpectatorEvent\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x13.uno_arena.v1.Event2\xf2\x01\n\x0e\x43ontrolService\x12J\n\tPlayMatch\x12\x1e.uno_arena.v1.PlayMatchRequest\x1a\x1b.uno_arena.v1.MatchProgress0\x01\x12I\n\x08ListBots\x12\x1d.uno_arena.v1.ListBotsRequest\x1a\x1e.uno_arena.v1.ListBotsResponse\x12I\n\x08Spectate\x12\x1d.uno_arena.v1.SpectateRequest\x1a\x1c.uno_arena.v1.SpectatorEvent0\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x1auno_arena/v1/control.proto\x12\x0cuno_arena.v1\x1a\x17uno_arena/v1/game.proto\"\xbc\x02\n\x10PlayMatchRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12(\n\x05rules\x18\x03 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12 \n\x13\x64\x65\x63ision_timeout_ms\x18\x05 \x01(\rH\x00\x88\x01\x01\x12\x18\n\x0bmax_strikes\x18\x06 \x01(\rH\x01\x88\x01\x01\x12 \n\x13\x64isconnect_grace_ms\x18\x07 \x01(\rH\x02\x88\x01\x01\x12\x1d\n\x10wait_for_bots_ms\x18\x08 \x01(\rH\x03\x88\x01\x01\x42\x16\n\x14_decision_timeout_msB\x0e\n\x0c_max_strikesB\x16\n\x14_disconnect_grace_msB\x13\n\x11_wait_for_bots_ms\"\xf6\x01\n\rMatchProgress\x12\x31\n\x07started\x18\x01 \x01(\x0b\x32\x1e.uno_arena.v1.MatchStartedInfoH\x00\x12\'\n\x04hand\x18\x02 \x01(\x0b\x32\x17.uno_arena.v1.HandEndedH\x00\x12$\n\x05\x66\x61ult\x18\x03 \x01(\x0b\x32\x13.uno_arena.v1.FaultH\x00\x12*\n\x03log\x18\x05 \x01(\x0b\x32\x1b.uno_arena.v1.EventLogChunkH\x00\x12/\n\x08\x66inished\x18\x04 \x01(\x0b\x32\x1b.uno_arena.v1.FinishedMatchH\x00\x42\x06\n\x04kind\"4\n\rEventLogChunk\x12#\n\x06\x65vents\x18\x01 \x03(\x0b\x32\x13.uno_arena.v1.Event\"\\\n\x10MatchStartedInfo\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04\x62ots\x18\x02 \x03(\t\x12(\n\x05rules\x18\x03 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\"\xbd\x01\n\rFinishedMatch\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.uno_arena.v1.MatchResult\x12\x13\n\x0b\x65vent_count\x18\x02 \x01(\r\x12\x0f\n\x07\x61\x63tions\x18\x03 \x03(\r\x12\x0c\n\x04seed\x18\x04 \x01(\x04\x12(\n\x05rules\x18\x05 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\x12#\n\x06\x66\x61ults\x18\x06 \x03(\x0b\x32\x13.uno_arena.v1.Fault\"\x11\n\x0fListBotsRequest\"t\n\x0c\x43onnectedBot\x12\x0c\n\x04name\x18\x01 \x01(\t\x12\x13\n\x0bmax_matches\x18\x02 \x01(\r\x12\x16\n\x0e\x61\x63tive_matches\x18\x03 \x01(\r\x12\x19\n\x11\x63onnected_seconds\x18\x04 \x01(\x01\x12\x0e\n\x06\x63lient\x18\x05 \x01(\t\"<\n\x10ListBotsResponse\x12(\n\x04\x62ots\x18\x01 \x03(\x0b\x32\x1a.uno_arena.v1.ConnectedBot\"#\n\x0fSpectateRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\"G\n\x0eSpectatorEvent\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x13.uno_arena.v1.Event2\xf2\x01\n\x0e\x43ontrolService\x12J\n\tPlayMatch\x12\x1e.uno_arena.v1.PlayMatchRequest\x1a\x1b.uno_arena.v1.MatchProgress0\x01\x12I\n\x08ListBots\x12\x1d.uno_arena.v1.ListBotsRequest\x1a\x1e.uno_arena.v1.ListBotsResponse\x12I\n\x08Spectate\x12\x1d.uno_arena.v1.SpectateRequest\x1a\x1c.uno_arena.v1.SpectatorEvent0\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -33,25 +33,25 @@ _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'uno_arena.v1.control_pb2', 
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_PLAYMATCHREQUEST']._serialized_start=70
-  _globals['_PLAYMATCHREQUEST']._serialized_end=281
-  _globals['_MATCHPROGRESS']._serialized_start=284
-  _globals['_MATCHPROGRESS']._serialized_end=530
-  _globals['_EVENTLOGCHUNK']._serialized_start=532
-  _globals['_EVENTLOGCHUNK']._serialized_end=584
-  _globals['_MATCHSTARTEDINFO']._serialized_start=586
-  _globals['_MATCHSTARTEDINFO']._serialized_end=678
-  _globals['_FINISHEDMATCH']._serialized_start=681
-  _globals['_FINISHEDMATCH']._serialized_end=870
-  _globals['_LISTBOTSREQUEST']._serialized_start=872
-  _globals['_LISTBOTSREQUEST']._serialized_end=889
-  _globals['_CONNECTEDBOT']._serialized_start=891
-  _globals['_CONNECTEDBOT']._serialized_end=1007
-  _globals['_LISTBOTSRESPONSE']._serialized_start=1009
-  _globals['_LISTBOTSRESPONSE']._serialized_end=1069
-  _globals['_SPECTATEREQUEST']._serialized_start=1071
-  _globals['_SPECTATEREQUEST']._serialized_end=1106
-  _globals['_SPECTATOREVENT']._serialized_start=1108
-  _globals['_SPECTATOREVENT']._serialized_end=1179
-  _globals['_CONTROLSERVICE']._serialized_start=1182
-  _globals['_CONTROLSERVICE']._serialized_end=1424
+  _globals['_PLAYMATCHREQUEST']._serialized_end=386
+  _globals['_MATCHPROGRESS']._serialized_start=389
+  _globals['_MATCHPROGRESS']._serialized_end=635
+  _globals['_EVENTLOGCHUNK']._serialized_start=637
+  _globals['_EVENTLOGCHUNK']._serialized_end=689
+  _globals['_MATCHSTARTEDINFO']._serialized_start=691
+  _globals['_MATCHSTARTEDINFO']._serialized_end=783
+  _globals['_FINISHEDMATCH']._serialized_start=786
+  _globals['_FINISHEDMATCH']._serialized_end=975
+  _globals['_LISTBOTSREQUEST']._serialized_start=977
+  _globals['_LISTBOTSREQUEST']._serialized_end=994
+  _globals['_CONNECTEDBOT']._serialized_start=996
+  _globals['_CONNECTEDBOT']._serialized_end=1112
+  _globals['_LISTBOTSRESPONSE']._serialized_start=1114
+  _globals['_LISTBOTSRESPONSE']._serialized_end=1174
+  _globals['_SPECTATEREQUEST']._serialized_start=1176
+  _globals['_SPECTATEREQUEST']._serialized_end=1211
+  _globals['_SPECTATOREVENT']._serialized_start=1213
+  _globals['_SPECTATOREVENT']._serialized_end=1284
+  _globals['_CONTROLSERVICE']._serialized_start=1287
+  _globals['_CONTROLSERVICE']._serialized_end=1529
 # @@protoc_insertion_point(module_scope)

@@ -25,7 +25,11 @@ class SpecError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Deadlines:
-    """Per-match limits sent to the match server (0 = the server's default)."""
+    """Per-match limits: what a tournament sends the match server with every match (all four, always).
+
+    These defaults are also the match server's (`uno_arena.server.settings`): the one place they live.
+    `disconnect_grace_ms = 0` means no grace and `wait_for_bots_ms = 0` no wait.
+    """
 
     decision_ms: int = 1000
     max_strikes: int = 3

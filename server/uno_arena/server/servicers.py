@@ -6,12 +6,14 @@ import asyncio
 import logging
 import time
 from collections.abc import AsyncIterator
+from typing import TypeAlias, TypeVar
 
 import grpc
 import redis
 
+from uno_arena.records import identity
 from uno_arena.rules import ConfigError, public
-from uno_arena.server import identity, wire
+from uno_arena.server import wire
 from uno_arena.server.arena import Arena
 from uno_arena.server.gateway import BotConnection
 from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchSpec
@@ -21,13 +23,27 @@ from uno_arena.v1 import game_pb2 as pb
 log = logging.getLogger(__name__)
 SERVER_NAME = "uno-arena"
 
+# each call's context, by its request and response messages
+_Request = TypeVar("_Request")
+_Response = TypeVar("_Response")
+_BotContext: TypeAlias = grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.ServerMessage]
+_PlayMatchContext: TypeAlias = grpc.aio.ServicerContext[
+    control_pb2.PlayMatchRequest, control_pb2.MatchProgress
+]
+_ListBotsContext: TypeAlias = grpc.aio.ServicerContext[
+    control_pb2.ListBotsRequest, control_pb2.ListBotsResponse
+]
+_SpectateContext: TypeAlias = grpc.aio.ServicerContext[
+    control_pb2.SpectateRequest, control_pb2.SpectatorEvent
+]
+
 
 class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
 
     async def Connect(
-        self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: grpc.aio.ServicerContext
+        self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
     ) -> AsyncIterator[bot_pb2.ServerMessage | bytes]:
         hello = await self._hello(request_iterator, context)
         settings = self.arena.settings
@@ -61,7 +77,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             log.info("bot %s disconnected: %s", connection.name, connection.close_reason)
 
     async def _hello(
-        self, requests: AsyncIterator[bot_pb2.BotMessage], context: grpc.aio.ServicerContext
+        self, requests: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
     ) -> bot_pb2.Hello:
         timeout = self.arena.settings.hello_timeout_ms / 1000
         try:
@@ -126,7 +142,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
 
-    async def _authorise(self, context: grpc.aio.ServicerContext) -> None:
+    async def _authorise(self, context: grpc.aio.ServicerContext[_Request, _Response]) -> None:
         metadata = dict(context.invocation_metadata() or ())
         header = str(metadata.get("authorization", ""))
         token = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
@@ -145,7 +161,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             )
 
     async def PlayMatch(
-        self, request: control_pb2.PlayMatchRequest, context: grpc.aio.ServicerContext
+        self, request: control_pb2.PlayMatchRequest, context: _PlayMatchContext
     ) -> AsyncIterator[control_pb2.MatchProgress]:
         await self._authorise(context)
         arena = self.arena
@@ -154,7 +170,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             spec = await self._spec(request, context)
             if arena.draining:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
-            wait = (request.wait_for_bots_ms or arena.settings.wait_for_bots_ms) / 1000
+            waits = request.HasField("wait_for_bots_ms")
+            wait = _given(waits, request.wait_for_bots_ms, arena.settings.wait_for_bots_ms) / 1000
             try:
                 await arena.gateway.reserve(spec.bots, wait)
             except TimeoutError as missing:
@@ -181,9 +198,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         finally:
             host.subscribers.remove(queue)
 
-    async def _spec(
-        self, request: control_pb2.PlayMatchRequest, context: grpc.aio.ServicerContext
-    ) -> MatchSpec:
+    async def _spec(self, request: control_pb2.PlayMatchRequest, context: _PlayMatchContext) -> MatchSpec:
         bots = tuple(request.bots)
         problem = None
         if not request.match_id:
@@ -192,6 +207,10 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             problem = "bots: a bot may take only one seat"
         elif not 2 <= len(bots) <= 10:
             problem = f"bots: 2 to 10 seats, got {len(bots)}"
+        elif request.HasField("decision_timeout_ms") and request.decision_timeout_ms < 1:
+            problem = "decision_timeout_ms: must be >= 1 when set (unset: the server's default)"
+        elif request.HasField("max_strikes") and request.max_strikes < 1:
+            problem = "max_strikes: must be >= 1 when set (unset: the server's default)"
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         try:
@@ -204,13 +223,23 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             bots=bots,
             config=config,
             seed=request.seed,
-            decision_timeout=(request.decision_timeout_ms or settings.decision_timeout_ms) / 1000,
-            max_strikes=request.max_strikes or settings.max_strikes,
-            disconnect_grace=(request.disconnect_grace_ms or settings.disconnect_grace_ms) / 1000,
+            decision_timeout=_given(
+                request.HasField("decision_timeout_ms"),
+                request.decision_timeout_ms,
+                settings.decision_timeout_ms,
+            )
+            / 1000,
+            max_strikes=_given(request.HasField("max_strikes"), request.max_strikes, settings.max_strikes),
+            disconnect_grace=_given(
+                request.HasField("disconnect_grace_ms"),
+                request.disconnect_grace_ms,
+                settings.disconnect_grace_ms,
+            )
+            / 1000,
         )
 
     async def ListBots(
-        self, request: control_pb2.ListBotsRequest, context: grpc.aio.ServicerContext
+        self, request: control_pb2.ListBotsRequest, context: _ListBotsContext
     ) -> control_pb2.ListBotsResponse:
         await self._authorise(context)
         now = time.monotonic()
@@ -228,7 +257,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         return control_pb2.ListBotsResponse(bots=bots)
 
     async def Spectate(
-        self, request: control_pb2.SpectateRequest, context: grpc.aio.ServicerContext
+        self, request: control_pb2.SpectateRequest, context: _SpectateContext
     ) -> AsyncIterator[control_pb2.SpectatorEvent]:
         await self._authorise(context)
         host = self.arena.running.get(request.match_id)
@@ -244,3 +273,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
                 yield batch
         finally:
             host.spectators.remove(queue)
+
+
+def _given(present: bool, value: int, default: int) -> int:
+    """A limit of a PlayMatch request: the value when the caller set it (0 included), else the default."""
+    return value if present else default
