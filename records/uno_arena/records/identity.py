@@ -34,6 +34,10 @@ def bot_key(prefix: str, name: str) -> str:
     return f"{prefix}:bot:{name}"
 
 
+def control_token_key(prefix: str, token: str) -> str:
+    return f"{prefix}:control-token:{_digest(token)}"
+
+
 def check_name(name: str) -> str:
     if not NAME.match(name):
         raise IdentityError(
@@ -59,7 +63,7 @@ def register_bot(client: redis.Redis, prefix: str, name: str, *, replace: bool =
 
 def create_control_token(client: redis.Redis, prefix: str) -> str:
     token = secrets.token_urlsafe(32)
-    client.set(f"{prefix}:control-token:{_digest(token)}", str(int(time.time())))
+    client.set(control_token_key(prefix, token), str(int(time.time())))
     return token
 
 
@@ -74,4 +78,4 @@ async def bot_token_valid(client: aioredis.Redis, prefix: str, name: str, token:
 
 async def control_token_valid(client: aioredis.Redis, prefix: str, token: str) -> bool:
     """Whether `token` is a control token; bot tokens are stored elsewhere, so never."""
-    return bool(token) and bool(await client.exists(f"{prefix}:control-token:{_digest(token)}"))
+    return bool(token) and bool(await client.exists(control_token_key(prefix, token)))

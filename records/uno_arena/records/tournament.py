@@ -48,6 +48,10 @@ class TournamentError(ValueError):
     """An unknown tournament, or an operation its status does not allow."""
 
 
+def index_key(prefix: str) -> str:
+    return f"{prefix}:tournaments"
+
+
 @dataclass(frozen=True, slots=True)
 class Keys:
     """The Redis keys of one tournament."""
@@ -57,7 +61,7 @@ class Keys:
 
     @property
     def index(self) -> str:
-        return f"{self.prefix}:tournaments"
+        return index_key(self.prefix)
 
     @property
     def tournament(self) -> str:
@@ -176,7 +180,7 @@ def scheduled_match(client: redis.Redis, prefix: str, tournament_id: str, index:
 
 
 def list_ids(client: redis.Redis, prefix: str) -> list[str]:
-    return [text(i) for i in client.zrange(f"{prefix}:tournaments", 0, -1)]  # type: ignore[arg-type]
+    return [text(i) for i in client.zrange(index_key(prefix), 0, -1)]  # type: ignore[arg-type]
 
 
 def states(client: redis.Redis, prefix: str, tournament_id: str) -> dict[int, MatchState]:

