@@ -86,3 +86,34 @@ def test_what_a_user_imports_pulls_in_no_more(modules: str, absent: set[str]) ->
     loaded = set(subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True,
                                 cwd=ROOT).stdout.split())  # fmt: skip
     assert absent.isdisjoint(loaded), sorted(absent & loaded)
+
+
+def module_names() -> list[str]:
+    names = []
+    for package, folder in FOLDERS.items():
+        base = ROOT / folder
+        for path in sorted((base / "uno_arena" / package).rglob("*.py")):
+            if path.name != "__main__.py":
+                parts = path.relative_to(base).with_suffix("").parts
+                names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_every_module_is_loaded_once_under_its_uno_arena_name() -> None:
+    """Imported from the repository's root (as pytest and `python -m` children are): one name per file."""
+    script = (
+        "import importlib, sys\n"
+        f"for name in {module_names()!r}: importlib.import_module(name)\n"
+        "for name, module in sorted(sys.modules.items()):\n"
+        "    print(name, getattr(module, '__file__', None) or '-')\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], check=True, capture_output=True, text=True, cwd=ROOT)
+    ours: dict[str, list[str]] = {}
+    sources = tuple(str(ROOT / folder / "uno_arena") for folder in FOLDERS.values())
+    for line in out.stdout.splitlines():
+        name, _, file = line.partition(" ")
+        if file.startswith(sources):
+            ours.setdefault(file, []).append(name)
+    assert len(ours) >= len(module_names())
+    for file, names in ours.items():
+        assert len(names) == 1 and names[0].startswith("uno_arena."), (file, names)
