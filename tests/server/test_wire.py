@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import random
 
 import pytest
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
 from uno_arena.rules import (
     ACTIONS,
@@ -28,14 +30,14 @@ ENUMS = [(Colour, pb.Colour, "COLOUR"), (Rank, pb.Rank, "RANK"), (ActionKind, pb
 
 @pytest.mark.parametrize(("ours", "theirs", "prefix"), ENUMS, ids=[e[2] for e in ENUMS])
 def test_every_enum_member_maps_to_the_proto_value_of_the_same_name(
-    ours: type, theirs: object, prefix: str
+    ours: type[enum.StrEnum], theirs: EnumTypeWrapper, prefix: str
 ) -> None:
     # encode members of every enum first, so a cache shared between enums would show
     for other, _, _ in ENUMS:
         for member in other:
             wire.enum_number(member)
     for member in ours:
-        assert theirs.Name(wire.enum_number(member)) == f"{prefix}_{member.value.upper()}"  # type: ignore[attr-defined]
+        assert theirs.Name(wire.enum_number(member)) == f"{prefix}_{member.value.upper()}"
 
 
 def test_cards_and_actions_round_trip_by_index_and_id() -> None:

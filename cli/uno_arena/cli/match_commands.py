@@ -77,5 +77,6 @@ def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.Play
             elif kind == "fault":
                 console.print(f"fault: seat {message.fault.seat}: {message.fault.detail}")
             elif kind == "finished":
-                return message.finished
+                finished: control_pb2.FinishedMatch = message.finished  # the stub module is untyped
+                return finished
     raise click.ClickException("the server ended the match stream without a result")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import enum
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import overload
 
+from uno_arena.sdk._protocol import members
 from uno_arena.sdk.cards import Card, Colour, Kind, card_from, colour_of
+from uno_arena.v1 import game_pb2 as pb
 
 
 class ActionKind(enum.StrEnum):
@@ -21,7 +23,7 @@ class ActionKind(enum.StrEnum):
     CHOOSE_COLOUR = "choose_colour"
 
 
-_KINDS = {i + 1: kind for i, kind in enumerate(ActionKind)}
+_KINDS: dict[int, ActionKind] = members(pb.ActionKind.DESCRIPTOR, ActionKind)  # number -> kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,10 +41,11 @@ class Action:
         return self.text
 
 
-def action_from(message: Any) -> Action:
+def action_from(message: pb.Action) -> Action:
     card = card_from(message.card) if message.HasField("card") else None
-    return Action(int(message.id), _KINDS[int(message.kind)], card, colour_of(int(message.colour)),
-                  bool(message.uno), str(message.text))  # fmt: skip
+    return Action(
+        message.id, _KINDS[message.kind], card, colour_of(message.colour), message.uno, message.text
+    )
 
 
 class LegalActions(Sequence[Action]):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any
+
+from uno_arena.sdk._protocol import ProtocolMismatch, covers, members, names
+from uno_arena.v1 import game_pb2 as pb
 
 
 class Colour(enum.StrEnum):
@@ -50,8 +52,22 @@ class Card:
         return label if self.colour is None else f"{self.colour.value}_{label}"
 
 
-_COLOURS = {1: Colour.RED, 2: Colour.YELLOW, 3: Colour.GREEN, 4: Colour.BLUE}
-_KINDS = {11: Kind.SKIP, 12: Kind.REVERSE, 13: Kind.DRAW_TWO, 14: Kind.WILD, 15: Kind.WILD_DRAW_FOUR}
+# number -> view, built once from the protocol's enums (the only place the numbers are written)
+_COLOURS: dict[int, Colour] = members(pb.Colour.DESCRIPTOR, Colour)
+_COLOUR_NAMES: dict[str, Colour] = {pb.Colour.Name(n): c for n, c in _COLOURS.items()}
+
+
+def _face(rank: str) -> tuple[Kind, int | None]:
+    """What a `Rank` value's name means: RANK_7 -> "7" is a number card, RANK_SKIP -> "skip" a Skip."""
+    if rank.isdigit():
+        return Kind.NUMBER, int(rank)
+    if rank not in {kind.value for kind in Kind}:
+        raise ProtocolMismatch(f"the protocol's Rank has {rank!r}, not in the SDK's Kind")
+    return Kind(rank), None
+
+
+_RANKS: dict[int, tuple[Kind, int | None]] = {n: _face(name) for n, name in names(pb.Rank.DESCRIPTOR).items()}
+covers(pb.Rank.DESCRIPTOR, Kind, (kind for kind, _ in _RANKS.values()))
 _BY_INDEX: dict[int, Card] = {}
 
 
@@ -60,14 +76,18 @@ def colour_of(number: int) -> Colour | None:
     return _COLOURS.get(number)
 
 
-def card_from(message: Any) -> Card:
+def colour_named(name: str) -> Colour | None:
+    """A protocol `Colour` value's name as a `Colour`: "COLOUR_RED" -> `Colour.RED` (None for others).
+
+    `Event.fields` holds enum values by these names.
+    """
+    return _COLOUR_NAMES.get(name)
+
+
+def card_from(message: pb.Card) -> Card:
     """The view of a protocol `Card` message (cached per face)."""
     card = _BY_INDEX.get(message.index)
     if card is None:
-        rank = int(message.rank)
-        number = rank - 1 if 1 <= rank <= 10 else None
-        kind = Kind.NUMBER if number is not None else _KINDS[rank]
-        card = _BY_INDEX[message.index] = Card(
-            colour_of(int(message.colour)), kind, number, int(message.index)
-        )
+        kind, number = _RANKS[message.rank]
+        card = _BY_INDEX[message.index] = Card(colour_of(message.colour), kind, number, message.index)
     return card

@@ -8,9 +8,9 @@ import inspect
 import logging
 import random
 import time
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 import grpc
 
@@ -21,6 +21,9 @@ from uno_arena.sdk.observation import Observation, observation_from
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger(__name__)
+
+# the bot's stream (the generated stub module is untyped)
+_Call: TypeAlias = grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.ServerMessage]
 
 KEEPALIVE = [
     ("grpc.keepalive_time_ms", 5000),
@@ -52,7 +55,7 @@ class BotClient:
         self.bot, self.server, self.name, self.token = bot, server, name, token
         self.settings = settings or ClientSettings()
         self._stop = asyncio.Event()
-        self._call: Any = None
+        self._call: _Call | None = None
         self._write_lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[None]] = set()
         self.connected = asyncio.Event()
@@ -96,7 +99,7 @@ class BotClient:
 
     async def _session(self) -> None:
         async with grpc.aio.insecure_channel(self.server, options=KEEPALIVE) as channel:
-            call = bot_pb2_grpc.BotServiceStub(channel).Connect()
+            call: _Call = bot_pb2_grpc.BotServiceStub(channel).Connect()
             self._call = call
             hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=self.settings.max_matches,
                                   ask_single=self.settings.ask_single, client="uno-arena-sdk")  # fmt: skip
@@ -115,7 +118,7 @@ class BotClient:
                         call.cancel()
                         return
                     message = reading.result()
-                    if message is grpc.aio.EOF:
+                    if not isinstance(message, bot_pb2.ServerMessage):  # grpc.aio.EOF: the stream ended
                         return
                     try:
                         self._handle(message)
@@ -159,7 +162,7 @@ class BotClient:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    def _hook(self, hook: Any, *args: Any) -> None:
+    def _hook(self, hook: Callable[..., object], *args: object) -> None:
         try:
             hook(*args)
         except Exception:
@@ -173,7 +176,8 @@ class BotClient:
         action = await self._choose(observation, budget)
         async with self._write_lock:
             decision = bot_pb2.Decision(request_id=request.request_id, action_id=action.id)
-            await self._call.write(bot_pb2.BotMessage(decision=decision))
+            if self._call is not None:
+                await self._call.write(bot_pb2.BotMessage(decision=decision))
 
     async def _choose(self, observation: Observation, budget: float) -> Action:
         """The bot's action, or the safe default if it raises, returns nonsense or runs out of time."""

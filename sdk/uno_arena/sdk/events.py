@@ -7,7 +7,10 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
+from uno_arena.sdk._protocol import names
 from uno_arena.sdk.cards import Card, card_from
+from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +29,7 @@ class Event:
     fields: dict[str, Any] = field(default_factory=dict)
 
 
-def event_from(message: Any) -> Event:
+def event_from(message: pb.Event) -> Event:
     kind = str(message.WhichOneof("kind"))
     inner = getattr(message, kind)
     declared = inner.DESCRIPTOR.fields_by_name
@@ -57,21 +60,21 @@ class MatchResult:
     forfeited: tuple[int, ...]
 
 
-_HAND_ENDS = {1: "played_out", 2: "no_progress", 3: "max_turns"}
-_MATCH_ENDS = {1: "target_reached", 2: "max_hands", 3: "forfeit", 4: "aborted"}
+# number -> "played_out", ... / "target_reached", ...: the protocol's names
+_HAND_ENDS: dict[int, str] = names(pb.HandEnd.DESCRIPTOR)
+_MATCH_ENDS: dict[int, str] = names(pb.MatchEnd.DESCRIPTOR)
 
 
-def hand_result_from(message: Any) -> HandResult:
+def hand_result_from(message: bot_pb2.HandResult) -> HandResult:
     hand = message.hand
-    winner = int(hand.winner) if hand.HasField("winner") else None
-    return HandResult(str(message.match_id), _HAND_ENDS.get(int(hand.reason), "unknown"), winner,
-                      tuple(hand.points), tuple(message.totals))  # fmt: skip
+    winner = hand.winner if hand.HasField("winner") else None
+    return HandResult(message.match_id, _HAND_ENDS.get(hand.reason, "unknown"), winner, tuple(hand.points),
+                      tuple(message.totals))  # fmt: skip
 
 
-def match_result_from(message: Any) -> MatchResult:
-    return MatchResult(str(message.match_id), _MATCH_ENDS.get(int(message.reason), "unknown"),
-                       tuple(message.winners), tuple(message.totals), tuple(message.bots),
-                       tuple(message.forfeited))  # fmt: skip
+def match_result_from(message: pb.MatchResult) -> MatchResult:
+    return MatchResult(message.match_id, _MATCH_ENDS.get(message.reason, "unknown"), tuple(message.winners),
+                       tuple(message.totals), tuple(message.bots), tuple(message.forfeited))  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

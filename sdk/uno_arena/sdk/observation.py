@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
+from uno_arena.sdk._protocol import names
 from uno_arena.sdk.actions import LegalActions, action_from
 from uno_arena.sdk.cards import Card, Colour, card_from, colour_of
+from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import game_pb2 as pb
 
-_PHASES = {1: "choose_colour", 2: "turn", 3: "drawn", 4: "catch", 5: "challenge", 6: "over"}
+_PHASES: dict[int, str] = names(pb.Phase.DESCRIPTOR)  # number -> "turn", "drawn", ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +53,7 @@ class Observation:
         return tuple(s for s in range(self.players) if s != self.seat)
 
 
-def observation_from(match_id: str, request: Any) -> Observation:
+def observation_from(match_id: str, request: bot_pb2.DecisionRequest) -> Observation:
     """Build the view from a protocol DecisionRequest."""
     o = request.observation
     return Observation(

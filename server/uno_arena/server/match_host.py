@@ -110,7 +110,7 @@ class MatchHost:
 
     async def run(self) -> None:
         """Play to the end; always finishes (the result says how), never raises for a bot's sake."""
-        reason = None
+        reason: pb.MatchEnd | None = None
         try:
             for seat in range(len(self.spec.bots)):
                 self._seat(seat)
@@ -197,7 +197,7 @@ class MatchHost:
 
     # --- faults -------------------------------------------------------------
 
-    def _fault(self, seat: int, kind: int, detail: str, legal: list[Action]) -> Action:
+    def _fault(self, seat: int, kind: pb.FaultKind, detail: str, legal: list[Action]) -> Action:
         applied = default_action(legal)
         self.strikes[seat] += 1
         forfeits = self.strikes[seat] >= self.spec.max_strikes
@@ -304,11 +304,11 @@ class MatchHost:
 
     # --- the end ------------------------------------------------------------
 
-    def finish(self, reason: int | None) -> None:
+    def finish(self, reason: pb.MatchEnd | None) -> None:
         match, players = self.match, len(self.spec.bots)
         if reason is None and match.result is not None:
             code, winners, totals = (
-                wire.enum_number(match.result.reason),
+                wire.MATCH_ENDS[match.result.reason],
                 match.result.winners,
                 match.result.totals,
             )

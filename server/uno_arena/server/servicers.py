@@ -38,6 +38,7 @@ _SpectateContext: TypeAlias = grpc.aio.ServicerContext[
 ]
 
 
+# ignore: protoc writes the *_pb2_grpc modules without stubs, so the base class is Any to mypy
 class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
@@ -138,6 +139,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         connection.send(bot_pb2.ServerMessage(fault=fault))
 
 
+# ignore: protoc writes the *_pb2_grpc modules without stubs, so the base class is Any to mypy
 class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena

@@ -9,59 +9,75 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-from typing import Any
+from typing import TypeVar, cast
+
+from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+from google.protobuf.message import Message
 
 from uno_arena.rules import (
     ACTIONS,
     FACES,
     Action,
+    ActionKind,
     Card,
+    Colour,
     Match,
     Observation,
+    Phase,
+    Rank,
     RulesConfig,
     observe,
 )
-from uno_arena.rules.event import Event, HandEnded
+from uno_arena.rules.event import Event, HandEnd, HandEnded, MatchEnd, ShuffleReason
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
-_PROTO_ENUM_FOR: dict[str, Any] = {
-    "Colour": pb.Colour,
-    "Rank": pb.Rank,
-    "ActionKind": pb.ActionKind,
-    "Phase": pb.Phase,
-    "HandEnd": pb.HandEnd,
-    "MatchEnd": pb.MatchEnd,
-    "ShuffleReason": pb.ShuffleReason,
-}
+_Member = TypeVar("_Member", bound=enum.Enum)
+_Number = TypeVar("_Number", bound=int)
 
 
 def _upper_snake(name: str) -> str:
     return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(name)).upper()
 
 
-def _number(value: enum.Enum) -> int:
-    proto_enum = _PROTO_ENUM_FOR[type(value).__name__]
-    prefix = _upper_snake(type(value).__name__)
-    return int(proto_enum.Value(f"{prefix}_{str(value.value).upper()}"))
+def _numbering(ours: type[_Member], theirs: type[_Number]) -> dict[_Member, _Number]:
+    """Each member of a rules enum -> the number of the proto value of its name: `Colour.RED` ->
+    `COLOUR_RED`, `Rank.ZERO` ("0") -> `RANK_0`. Built at import: a member the .proto lacks fails it."""
+    # `theirs` is the generated enum class: at run time its wrapper, whose numbers the stubs type as int
+    wrapper = cast(EnumTypeWrapper, theirs)
+    prefix = wrapper.Name(0).removesuffix("UNSPECIFIED")
+    return {member: cast(_Number, wrapper.Value(f"{prefix}{str(member.value).upper()}")) for member in ours}
 
+
+# Rules enum -> proto enum number, from the generated bindings (the one source of the numbers)
+COLOURS = _numbering(Colour, pb.Colour)
+RANKS = _numbering(Rank, pb.Rank)
+ACTION_KINDS = _numbering(ActionKind, pb.ActionKind)
+PHASES = _numbering(Phase, pb.Phase)
+HAND_ENDS = _numbering(HandEnd, pb.HandEnd)
+MATCH_ENDS = _numbering(MatchEnd, pb.MatchEnd)
+SHUFFLE_REASONS = _numbering(ShuffleReason, pb.ShuffleReason)
 
 # keyed by (class, member): str enums of different classes compare equal by value ("catch")
-_NUMBERS: dict[tuple[type, enum.Enum], int] = {}
+_NUMBERS: dict[tuple[type[enum.Enum], enum.Enum], int] = {
+    (type(member), member): number
+    for table in (COLOURS, RANKS, ACTION_KINDS, PHASES, HAND_ENDS, MATCH_ENDS, SHUFFLE_REASONS)
+    for member, number in table.items()
+}
 
 
 def enum_number(value: enum.Enum) -> int:
     """Rules enum member -> proto enum number, by name: `Colour.RED` -> `COLOUR_RED`."""
-    key = (type(value), value)
-    number = _NUMBERS.get(key)
-    if number is None:
-        number = _NUMBERS[key] = _number(value)
-    return number
+    return _NUMBERS[(type(value), value)]
+
+
+def colour_number(value: Colour | None) -> pb.Colour:
+    """`COLOUR_UNSPECIFIED` for None (a Wild's own colour, no colour named yet)."""
+    return pb.COLOUR_UNSPECIFIED if value is None else COLOURS[value]
 
 
 def _card(value: Card) -> pb.Card:
-    colour = enum_number(value.colour) if value.colour is not None else 0
-    return pb.Card(colour=colour, rank=enum_number(value.rank), index=value.index)
+    return pb.Card(colour=colour_number(value.colour), rank=RANKS[value.rank], index=value.index)
 
 
 _CARD_MESSAGES: tuple[pb.Card, ...] = tuple(_card(face) for face in FACES)
@@ -77,11 +93,11 @@ def cards(values: tuple[Card, ...] | list[Card]) -> list[pb.Card]:
 
 
 def action(value: Action) -> pb.Action:
-    message = pb.Action(id=value.id, kind=enum_number(value.kind), uno=value.uno, text=str(value))
+    message = pb.Action(id=value.id, kind=ACTION_KINDS[value.kind], uno=value.uno, text=str(value))
     if value.card is not None:
         message.card.CopyFrom(card(value.card))
     if value.colour is not None:
-        message.colour = enum_number(value.colour)
+        message.colour = COLOURS[value.colour]
     return message
 
 
@@ -107,13 +123,13 @@ def _observation_head(value: Observation) -> pb.Observation:
     message = pb.Observation(
         seat=value.seat,
         players=value.players,
-        phase=enum_number(value.phase),
+        phase=PHASES[value.phase],
         to_move=max(value.to_move, 0),
         turn_seat=value.turn_seat,
         dealer=value.dealer,
         direction=value.direction,
         top=card(value.top),
-        colour=enum_number(value.colour) if value.colour is not None else 0,
+        colour=colour_number(value.colour),
         hand_sizes=list(value.hand_sizes),
         draw_pile_size=value.draw_pile_size,
         turn=value.turn,
@@ -184,7 +200,7 @@ def _varint(value: int) -> bytes:
     return bytes(out)
 
 
-def _tag(message: Any, field: str) -> bytes:
+def _tag(message: type[Message], field: str) -> bytes:
     """The key of a length-delimited field (wire type 2)."""
     return _varint(message.DESCRIPTOR.fields_by_name[field].number << 3 | 2)
 
@@ -267,11 +283,11 @@ def event(value: Event) -> pb.Event:
     return message
 
 
-def _set(message: Any, name: str, value: Any) -> None:
+def _set(message: Message, name: str, value: object) -> None:
     if value is None:
-        if name == "cards":
-            message.hidden = True
-        return
+        if name != "cards":
+            return
+        name, value = "hidden", True  # another seat's cards: only that they are hidden
     if isinstance(value, Card):
         getattr(message, name).CopyFrom(card(value))
     elif isinstance(value, enum.Enum):
@@ -294,7 +310,7 @@ def rules(config: RulesConfig) -> pb.RulesConfig:
 
 def rules_from(message: pb.RulesConfig, players: int) -> RulesConfig:
     """Decode; unset fields keep their defaults. Raises `ConfigError` naming the field."""
-    values: dict[str, Any] = {}
+    values: dict[str, object] = {}
     for descriptor, value in message.ListFields():
         values[descriptor.name] = value
     values["players"] = players
@@ -303,7 +319,7 @@ def rules_from(message: pb.RulesConfig, players: int) -> RulesConfig:
 
 def match_result(
     match_id: str,
-    reason: int,
+    reason: pb.MatchEnd,
     winners: tuple[int, ...],
     totals: tuple[int, ...] | list[int],
     hands: list[HandEnded] | tuple[HandEnded, ...],

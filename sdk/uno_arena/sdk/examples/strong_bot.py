@@ -20,8 +20,8 @@ from collections.abc import Sequence
 from math import comb
 
 from uno_arena.sdk import Action, Bot, Card, Colour, Event, Kind, MatchInfo, Observation
+from uno_arena.sdk.cards import colour_named
 
-_COLOUR_NAMES = {f"COLOUR_{c.name}": c for c in Colour}
 _ATTACK = (Kind.DRAW_TWO, Kind.WILD_DRAW_FOUR, Kind.SKIP, Kind.REVERSE)
 _DECK: Counter[tuple[Colour | None, Kind, int | None]] = Counter()
 for _colour in Colour:
@@ -52,7 +52,7 @@ class StrongBot(Bot):
         lacks = self.lacks.setdefault(match_id, {})
         for event in events:
             if event.kind in ("first_card", "played") and event.card is not None:
-                named = _COLOUR_NAMES.get(str(event.fields.get("colour", "")))
+                named = colour_named(str(event.fields.get("colour", "")))
                 if event.card.kind is Kind.WILD_DRAW_FOUR:
                     self.previous[match_id] = self.colour.get(match_id)
                 self.colour[match_id] = event.card.colour or named
@@ -61,7 +61,7 @@ class StrongBot(Bot):
                     if colour is not None:
                         lacks.get(event.seat, set()).discard(colour)
             elif event.kind == "colour_chosen":
-                self.colour[match_id] = _COLOUR_NAMES.get(str(event.fields.get("colour", "")))
+                self.colour[match_id] = colour_named(str(event.fields.get("colour", "")))
             elif event.kind == "drew" and event.fields.get("reason") == "draw" and event.seat is not None:
                 current = self.colour.get(match_id)
                 if current is not None:
