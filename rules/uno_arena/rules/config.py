@@ -1,8 +1,10 @@
 """The rules configuration: every option RULINGS.md names, typed, with its default.
 
-Frozen so a running hand can hold it without copying. `RulesConfig.from_dict`
-accepts the plain mapping an organiser writes (TOML, JSON, gRPC) and names the
-offending field when something is wrong.
+Frozen so a running hand can hold it without copying. The constructor and
+`RulesConfig.from_dict` (the plain mapping an organiser writes: TOML, JSON,
+gRPC) share one check: every field is converted (an enum's string value to the
+enum) or refused with a `ConfigError` naming it, so a config never plays
+something other than what it says.
 """
 
 from __future__ import annotations
@@ -73,6 +75,12 @@ class RulesConfig:
     multi_play: bool = False
 
     def __post_init__(self) -> None:
+        # the rules test enum fields with `is`: a string stored as given would silently play the default
+        for name, kind in _FIELD_TYPES.items():
+            value = getattr(self, name)
+            converted = _coerce(name, kind, value)
+            if converted is not value:
+                object.__setattr__(self, name, converted)
         self.validate()
 
     def validate(self) -> None:
@@ -96,12 +104,16 @@ class RulesConfig:
 
     @classmethod
     def from_dict(cls, values: dict[str, Any]) -> RulesConfig:
-        """Build from plain values; unknown fields and bad values raise `ConfigError`."""
+        """Build from plain values; unknown fields and bad values raise `ConfigError`.
+
+        Values are converted by the constructor; only unknown names are checked here,
+        where they would otherwise be a `TypeError` without the field's name.
+        """
         known = {f.name: f for f in fields(cls)}
         unknown = sorted(set(values) - set(known))
         if unknown:
             raise ConfigError(f"{unknown[0]}: unknown rules option (known: {', '.join(known)})")
-        return cls(**{k: _coerce(k, _FIELD_TYPES[k], v) for k, v in values.items()})
+        return cls(**values)
 
 
 HOUSE_RULES: tuple[str, ...] = ("stacking", "jump_in", "seven_zero", "multi_play")
@@ -110,6 +122,8 @@ _FIELD_TYPES: dict[str, type] = get_type_hints(RulesConfig)
 
 
 def _coerce(name: str, kind: type, value: Any) -> Any:
+    """`value` as field `name` stores it: an enum member from the member or its value; an int
+    that is not a bool; a bool. Anything else raises `ConfigError` naming the field."""
     if issubclass(kind, enum.Enum):
         try:
             return kind(value)
