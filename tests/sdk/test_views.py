@@ -10,7 +10,8 @@ import pytest
 from uno_arena.rules import ACTIONS, FACES, Phase, RulesConfig, apply, legal_actions, new_match, seen_by
 from uno_arena.rules.event import HandEnd, HandEnded, MatchEnd
 from uno_arena.sdk import ActionKind, Colour, Kind
-from uno_arena.sdk._protocol import ProtocolMismatch, members, names
+from uno_arena.sdk._protocol import ProtocolMismatch, members
+from uno_arena.v1.names import names
 from uno_arena.sdk.actions import action_from
 from uno_arena.sdk.cards import card_from, colour_named, colour_of
 from uno_arena.sdk.events import event_from, hand_result_from, match_result_from

@@ -22,10 +22,10 @@ from typing import Any
 
 import redis
 
-from uno_arena.records.names import name_of, names, number_of
 from uno_arena.records.tournament import Keys, list_ids, text
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import name_of, names_of, number_of
 
 _RECORD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
@@ -145,7 +145,7 @@ class MatchRecord:
                    hands, faults, int(values["seed"]), int(values["actions"]))  # fmt: skip
 
 
-FAULT_KINDS: tuple[str, ...] = names(pb.FaultKind)
+FAULT_KINDS: tuple[str, ...] = names_of(pb.FaultKind)
 
 
 def record(

@@ -14,8 +14,8 @@ from google.protobuf.json_format import MessageToDict
 from google.protobuf.message import Message
 
 from uno_arena.records.match import RecordedMatch
-from uno_arena.records.names import described, name_of
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import described, name_of
 
 
 def export(match: RecordedMatch) -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""The protocol's enum values by name, read once (at import) from the generated bindings.
+"""The SDK's typed views of the protocol's enums, checked once (at import) against the bindings.
 
 `uno_arena.v1` is the one source of every enum name and number: a value
 `PREFIX_NAME = n` of a .proto enum is `n -> "name"` here (lower case, without
@@ -15,20 +15,13 @@ from typing import TypeVar
 
 from google.protobuf.descriptor import EnumDescriptor
 
+from uno_arena.v1.names import names
+
 _E = TypeVar("_E", bound=enum.Enum)
 
 
 class ProtocolMismatch(RuntimeError):
     """An SDK view and the protocol enum it stands for list different values."""
-
-
-def names(proto_enum: EnumDescriptor) -> dict[int, str]:
-    """Number -> name of every value but the zero one: `{1: "red", 2: "yellow", ...}` for `Colour`.
-
-    The zero value is `PREFIX_UNSPECIFIED` ("not set"); its name gives the prefix.
-    """
-    prefix = proto_enum.values_by_number[0].name.removesuffix("UNSPECIFIED")
-    return {v.number: v.name.removeprefix(prefix).lower() for v in proto_enum.values if v.number != 0}
 
 
 def members(proto_enum: EnumDescriptor, view: type[_E]) -> dict[int, _E]:

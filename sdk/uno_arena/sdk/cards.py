@@ -5,8 +5,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from uno_arena.sdk._protocol import ProtocolMismatch, covers, members, names
+from uno_arena.sdk._protocol import ProtocolMismatch, covers, members
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import names
 
 
 class Colour(enum.StrEnum):

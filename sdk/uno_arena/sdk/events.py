@@ -7,10 +7,10 @@ from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
-from uno_arena.sdk._protocol import names
 from uno_arena.sdk.cards import Card, card_from
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import names
 
 
 @dataclass(frozen=True, slots=True)

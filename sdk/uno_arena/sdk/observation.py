@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from uno_arena.sdk._protocol import names
 from uno_arena.sdk.actions import LegalActions, action_from
 from uno_arena.sdk.cards import Card, Colour, card_from, colour_of
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import names
 
 _PHASES: dict[int, str] = names(pb.Phase.DESCRIPTOR)  # number -> "turn", "drawn", ...
 

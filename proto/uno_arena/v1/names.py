@@ -1,6 +1,8 @@
-"""Plain names of protocol enum values from the bindings: `target_reached` for `MATCH_END_TARGET_REACHED`.
+"""Plain names of the protocol's enum values: `target_reached` for `MATCH_END_TARGET_REACHED`.
 
-Records store and show these names; the numbers and the full names come only from `uno_arena.v1`.
+Written by hand beside the generated bindings and read from their descriptors, so the numbers and
+the full names stay in the .proto alone: the SDK's views, the records and replays name values
+through this module. The zero value (`..._UNSPECIFIED`, "not set") gives each enum's prefix.
 """
 
 from __future__ import annotations
@@ -16,10 +18,14 @@ E = TypeVar("E", bound=int)
 
 @functools.cache
 def _tables(descriptor: EnumDescriptor) -> tuple[dict[int, str], dict[str, int]]:
-    zero = descriptor.values_by_number[0].name  # MATCH_END_UNSPECIFIED: the prefix every value shares
-    prefix = zero[: zero.rfind("_") + 1]
+    prefix = descriptor.values_by_number[0].name.removesuffix("UNSPECIFIED")  # MATCH_END_
     by_number = {value.number: value.name.removeprefix(prefix).lower() for value in descriptor.values}
     return by_number, {short: number for number, short in by_number.items()}
+
+
+def names(descriptor: EnumDescriptor) -> dict[int, str]:
+    """Number -> plain name of every value but the zero one: `{1: "red", 2: "yellow", ...}` for `Colour`."""
+    return {number: name for number, name in _tables(descriptor)[0].items() if number}
 
 
 def _descriptor(enum: type[E]) -> EnumDescriptor:
@@ -45,6 +51,6 @@ def number_of(enum: type[E], name: str) -> E:
     return cast(E, numbers[name])
 
 
-def names(enum: type[E]) -> tuple[str, ...]:
+def names_of(enum: type[E]) -> tuple[str, ...]:
     """Every plain name of the enum but the zero value's (`unspecified`), in number order."""
-    return tuple(name for number, name in sorted(_tables(_descriptor(enum))[0].items()) if number)
+    return tuple(name for _, name in sorted(names(_descriptor(enum)).items()))
