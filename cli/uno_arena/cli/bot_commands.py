@@ -35,7 +35,9 @@ def load_bot_class(target: str) -> type[Bot]:
         module = importlib.import_module(where)
     found = getattr(module, class_name, None)
     if not (isinstance(found, type) and issubclass(found, Bot)):
-        raise click.BadParameter(f"{class_name} in {where} is not a subclass of sdk.Bot", param_hint="BOT")
+        raise click.BadParameter(
+            f"{class_name} in {where} is not a subclass of uno_arena.sdk.Bot", param_hint="BOT"
+        )
     return found
 
 

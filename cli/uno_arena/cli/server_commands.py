@@ -45,12 +45,7 @@ def server_command(listen: str, redis_url: str, key_prefix: str, **limits: int) 
         raise click.ClickException(str(error)) from None
 
 
-@click.group("bot")
-def bot() -> None:
-    """Bot identities."""
-
-
-@bot.command("register")
+@click.command("register")
 @click.argument("name")
 @click.option(
     "--replace", is_flag=True, help="Issue a new token for an existing bot (the old one stops working)."
