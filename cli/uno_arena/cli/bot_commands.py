@@ -34,6 +34,8 @@ def load_bot_class(target: str) -> type[Bot]:
     else:
         module = importlib.import_module(where)
     found = getattr(module, class_name, None)
+    if found is None:
+        raise click.BadParameter(f"no {class_name} in {where}", param_hint="BOT")
     if not (isinstance(found, type) and issubclass(found, Bot)):
         raise click.BadParameter(
             f"{class_name} in {where} is not a subclass of uno_arena.sdk.Bot", param_hint="BOT"

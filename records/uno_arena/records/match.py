@@ -121,13 +121,14 @@ class MatchRecord:
 
     def to_json(self) -> str:
         """The stored form: plain JSON, enum values by their names (so the stored text reads well)."""
-        return json.dumps(self.to_dict())
-
-    def to_dict(self) -> dict[str, Any]:
-        """Plain values: tuples as lists, enum values by name, each seat's faults by kind."""
         values = asdict(self)
         values["reason"] = self.reason_name
         values["hands"] = [{**asdict(h), "reason": h.reason_name} for h in self.hands]
+        return json.dumps(values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stored form as plain values (lists, enum values by name), as `replay --json` shows it."""
+        values: dict[str, Any] = json.loads(self.to_json())
         return values
 
     @classmethod

@@ -54,13 +54,15 @@ def lines(match: RecordedMatch) -> Iterator[str]:
 
 
 def _describe(kind: str, inner: Message, bots: tuple[str, ...]) -> str:
+    """`alice played card=red draw two colour=red cards_left=3`: who first (seat 0 included), then
+    every field that is set, enum values and cards by name."""
     who = ""
-    parts = []
-    for field, value in inner.ListFields():
-        if field.name == "seat":
-            who = f"{bots[value]} " if value < len(bots) else f"seat {value} "
-        else:
-            parts.append(f"{field.name}={_show(field, value)}")
+    if "seat" in inner.DESCRIPTOR.fields_by_name:
+        seat = getattr(inner, "seat")  # noqa: B009 (the field exists on this event kind only)
+        who = f"{bots[seat]} " if seat < len(bots) else f"seat {seat} "
+    parts = [
+        f"{field.name}={_show(field, value)}" for field, value in inner.ListFields() if field.name != "seat"
+    ]
     return f"{who}{kind.replace('_', ' ')} {' '.join(parts)}".rstrip()
 
 
@@ -73,9 +75,9 @@ def _show(field: FieldDescriptor, value: Any) -> str:
 def _one(field: FieldDescriptor, value: Any) -> str:
     if field.enum_type is not None:
         return described(field.enum_type, value)
+    if isinstance(value, pb.Card):  # "red draw two", "wild": its index is for lookup tables only
+        colour = name_of(pb.Colour, value.colour) if value.colour else ""
+        return f"{colour} {name_of(pb.Rank, value.rank)}".strip().replace("_", " ")
     if isinstance(value, Message):
-        shown = {f.name: _one(f, v) for f, v in value.ListFields()}
-        if set(shown) <= {"colour", "rank"}:  # a card: "red draw two"
-            return " ".join(shown[k] for k in ("colour", "rank") if k in shown).replace("_", " ")
-        return "{" + " ".join(f"{k}={v}" for k, v in shown.items()) + "}"
+        return "{" + " ".join(f"{f.name}={_show(f, v)}" for f, v in value.ListFields()) + "}"
     return str(value)
