@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 import redis
 from rq.exceptions import NoSuchJobError
 from rq.job import Job
-from rq.registry import StartedJobRegistry
+from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 
 from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, list_ids, load, set_state, states
 from uno_arena.workers.queue import enqueue, match_queue
@@ -94,11 +95,41 @@ def stuck_starts(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
     return stuck
 
 
+OVERDUE_S = 10  # RQ's scheduler moves a due retry within a second; one this late has no scheduler
+
+
+def release_overdue_retries(client: redis.Redis, prefix: str, late_s: float = OVERDUE_S) -> list[str]:
+    """Queue the retries whose backoff ended `late_s` ago and that still wait; return their job ids.
+
+    RQ moves due retries with a scheduler that one worker runs under a lock; when that worker is
+    killed, no other takes the lock until its own maintenance pass (about 10 minutes), and the
+    tournament waits. A job queued twice (the scheduler came back meanwhile) is harmless: jobs
+    are idempotent.
+    """
+    queue = match_queue(client, prefix)
+    registry = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]  # rq leaves it unannotated
+    released = []
+    for job_id in registry.get_jobs_to_schedule(int(time.time() - late_s)):
+        try:
+            job = Job.fetch(job_id, connection=client)
+        except NoSuchJobError:
+            registry.remove(job_id)
+            continue
+        with client.pipeline() as pipe:
+            queue.enqueue_job(job, pipeline=pipe)  # as RQ's own scheduler does with a due job
+            registry.remove(job.id, pipeline=pipe)
+            pipe.execute()
+        released.append(job_id)
+        log.warning("%s: its retry was overdue (no RQ scheduler running); queued", job.description)
+    return released
+
+
 class Reaper(threading.Thread):
     """Runs `reap` every `interval` seconds until stopped; errors are logged, never fatal.
 
     It also requeues matches whose job a worker started and died before the
-    lease was taken (`stuck_starts` seen on two passes in a row).
+    lease was taken (`stuck_starts` seen on two passes in a row), and retries
+    left waiting by a dead RQ scheduler (`release_overdue_retries`).
     """
 
     def __init__(self, client: redis.Redis, prefix: str, interval: float) -> None:
@@ -112,6 +143,7 @@ class Reaper(threading.Thread):
             try:
                 reap(self.client, self.prefix)
                 self._requeue_stuck_starts()
+                release_overdue_retries(self.client, self.prefix)
             except redis.RedisError as error:
                 log.warning("reaper: %s", error)
 
