@@ -9,9 +9,8 @@ from __future__ import annotations
 import dataclasses
 import enum
 import functools
-from typing import TypeVar, cast
+from typing import TypeVar
 
-from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 from google.protobuf.message import Message
 
 from uno_arena.rules import (
@@ -31,6 +30,7 @@ from uno_arena.rules import (
 from uno_arena.rules.event import Event, HandEnd, HandEnded, MatchEnd, ShuffleReason
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import number_of
 
 _Member = TypeVar("_Member", bound=enum.Enum)
 _Number = TypeVar("_Number", bound=int)
@@ -43,10 +43,7 @@ def _upper_snake(name: str) -> str:
 def _numbering(ours: type[_Member], theirs: type[_Number]) -> dict[_Member, _Number]:
     """Each member of a rules enum -> the number of the proto value of its name: `Colour.RED` ->
     `COLOUR_RED`, `Rank.ZERO` ("0") -> `RANK_0`. Built at import: a member the .proto lacks fails it."""
-    # `theirs` is the generated enum class: at run time its wrapper, whose numbers the stubs type as int
-    wrapper = cast(EnumTypeWrapper, theirs)
-    prefix = wrapper.Name(0).removesuffix("UNSPECIFIED")
-    return {member: cast(_Number, wrapper.Value(f"{prefix}{str(member.value).upper()}")) for member in ours}
+    return {member: number_of(theirs, str(member.value)) for member in ours}
 
 
 # Rules enum -> proto enum number, from the generated bindings (the one source of the numbers)
