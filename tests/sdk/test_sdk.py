@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import os
 import signal
 import subprocess
@@ -16,7 +17,8 @@ import pytest
 from tests.conftest import RunningServer, start_server, stop_server
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control, play_match
-from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.records import identity
+from uno_arena.sdk import Action, Bot, BotRefused, BotReplaced, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.v1 import control_pb2
@@ -157,3 +159,54 @@ def test_ctrl_c_on_uno_arena_bot_run_mid_match(match_server: RunningServer) -> N
     assert finished.result.reason == pb.MATCH_END_FORFEIT
     assert list(finished.result.forfeited) == [1]
     stays.stop()
+
+
+def test_a_second_copy_of_a_bot_makes_the_first_stop(match_server: RunningServer) -> None:
+    """Two copies under one name would replace each other forever: the replaced one stops, saying why."""
+    token = match_server.register("copied")
+    first = BackgroundBot(GreedyBot(), match_server.address, "copied", token)
+    first.wait_connected()
+    second = BackgroundBot(GreedyBot(), match_server.address, "copied", token)
+    second.wait_connected()
+    assert first.finished.wait(30), "the replaced copy is still running"
+    assert isinstance(first.error, BotReplaced)
+    assert str(first.error) == "another copy of bot copied connected; this one stops"
+    stub, metadata = control(match_server.address, match_server.control_token)
+    listed = stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots
+    assert [b.name for b in listed] == ["copied"] and second.client.connections == 1
+    second.stop()
+    assert second.error is None
+
+
+@pytest.mark.settings(token_check_ms=100)
+def test_a_revoked_token_stops_the_sdk(match_server: RunningServer) -> None:
+    bot = BackgroundBot(GreedyBot(), match_server.address, "revoked", match_server.register("revoked"))
+    bot.wait_connected()
+    identity.revoke_bot(match_server.redis, match_server.prefix, "revoked")
+    assert bot.finished.wait(30), "the SDK kept running with a revoked token"
+    assert type(bot.error) is BotRefused and str(bot.error) == "token replaced or revoked"
+
+
+def test_the_reconnect_backoff_starts_over_after_each_welcome(
+    redis_prefix: tuple[object, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """Restarts in a row: each reconnect waits the initial backoff again (it once doubled each time)."""
+    caplog.set_level(logging.INFO, logger="uno_arena.sdk.client")
+    server, thread = start_server(*redis_prefix)  # type: ignore[arg-type]
+    address = server.address
+    bot = BackgroundBot(GreedyBot(), address, "restarts", server.register("restarts"), backoff_initial=0.2)
+    for welcomes in range(1, 4):
+        bot.wait_connected(welcomes)
+        stop_server(server, thread)
+        server, thread = start_server(*redis_prefix, address=address)  # type: ignore[arg-type]
+    bot.wait_connected(4)
+    bot.stop()
+    stop_server(server, thread)
+    waits, after_welcome = [], True
+    for record in caplog.records:
+        if "connected to" in record.getMessage():
+            after_welcome = True
+        elif record.getMessage().startswith("reconnecting in") and after_welcome:
+            waits.append(float(record.getMessage().split()[2]))
+            after_welcome = False
+    assert len(waits) == 3 and max(waits) <= 0.2 * 1.2 + 0.05, waits

@@ -112,3 +112,50 @@ def play_match(
 ) -> list[control_pb2.MatchProgress]:
     stub, metadata = control(address, token)
     return list(stub.PlayMatch(request, metadata=metadata, timeout=120))
+
+
+class SilentBot:
+    """A raw client that says Hello and then only writes: it reads nothing until `outcome()`."""
+
+    __test__ = False
+
+    def __init__(self, address: str, name: str, token: str) -> None:
+        # no BDP probing: the stream's receive window stays at 64 KiB, as a bot that never reads would
+        # leave it (with probing, gRPC grows it first), so the server's writes stall early
+        self.channel = grpc.insecure_channel(address, options=[("grpc.http2.bdp_probe", 0)])
+        self.outgoing: queue.Queue[bot_pb2.BotMessage | None] = queue.Queue(maxsize=256)  # keeps a flood lazy
+        self.outgoing.put(
+            bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name=name, token=token, client="silent"))
+        )
+        self.call = bot_pb2_grpc.BotServiceStub(self.channel).Connect(iter(self.outgoing.get, None))
+
+    def send(self, message: bot_pb2.BotMessage, until: threading.Event | None = None) -> bool:
+        """Queue `message` (waiting while 256 are queued); False if `until` was set meanwhile."""
+        while until is None or not until.is_set():
+            try:
+                self.outgoing.put(message, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def outcome(self, timeout: float = 30) -> tuple[list[bot_pb2.ServerMessage], grpc.RpcError | None]:
+        """Read everything the server had sent, then how the stream ended (None: OK)."""
+        received: list[bot_pb2.ServerMessage] = []
+        done = threading.Event()
+        ended: list[grpc.RpcError | None] = [None]
+
+        def read() -> None:
+            try:
+                received.extend(self.call)
+            except grpc.RpcError as error:
+                ended[0] = error
+            finally:
+                done.set()
+
+        threading.Thread(target=read, daemon=True).start()
+        assert done.wait(timeout), "the stream did not end"
+        return received, ended[0]
+
+    def close(self) -> None:
+        self.channel.close()

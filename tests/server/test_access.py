@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+import subprocess
+import sys
+
 import grpc
 import pytest
 from grpc_health.v1 import health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection_pb2, reflection_pb2_grpc
 
+import tests.conftest as conftest
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, control, play_match
+from uno_arena.server.app import create_server, redis_client
+from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -52,8 +59,9 @@ def test_garbage_bytes_do_not_hurt_the_server(match_server: RunningServer) -> No
     raw = channel.stream_stream(
         "/uno_arena.v1.BotService/Connect", request_serializer=lambda b: b, response_deserializer=lambda b: b
     )
-    with pytest.raises(grpc.RpcError):
+    with pytest.raises(grpc.RpcError) as refused:
         list(raw(iter([b"\xff\xfe\xfd garbage \x00\x01"]), timeout=10))
+    assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # not UNKNOWN (a crash of ours)
     channel.close()
     bot = TestBot(match_server.address, "after", match_server.register("after"))
     bot.wait_for(bot.welcomed)
@@ -115,3 +123,27 @@ def test_health_and_reflection(match_server: RunningServer) -> None:
     names = {s.name for s in answer.list_services_response.service}
     assert {"uno_arena.v1.BotService", "uno_arena.v1.ControlService", "grpc.health.v1.Health"} <= names
     channel.close()
+
+
+def test_a_second_server_on_a_taken_address_refuses_to_start(
+    match_server: RunningServer, redis_prefix: tuple[object, str]
+) -> None:
+    """Without SO_REUSEPORT: two servers sharing a port would each take about half the calls."""
+
+    async def second() -> None:
+        client = redis_client(conftest.REDIS_URL)
+        try:
+            server, _, _ = await create_server(match_server.address, client, ServerSettings())
+            await server.stop(None)  # only reached if it started (the old behaviour)
+        finally:
+            await client.aclose()
+
+    with pytest.raises(OSError, match="address already in use"):
+        asyncio.run(second())
+    command = [sys.executable, "-m", "uno_arena.cli", "server", "--listen", match_server.address,
+               "--redis-url", conftest.REDIS_URL, "--key-prefix", redis_prefix[1]]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0
+    assert f"cannot listen on {match_server.address}: address already in use" in done.stderr
+    stub, metadata = control(match_server.address, match_server.control_token)
+    assert stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata, timeout=10).bots == []

@@ -107,7 +107,8 @@ def test_an_oversized_message_ends_the_stream_and_counts_as_disconnect(match_ser
         bot_box[0].answer("x" * (5 * 1024 * 1024), request.legal_actions[0].id)
         return None
 
-    finished = match_with(match_server, once_then_eager(oversized), "big", bot_box)
+    # a long decision timeout: under load, sending 5 MB may take longer than FAST's 0.3 s
+    finished = match_with(match_server, once_then_eager(oversized), "big", bot_box, decision_timeout_ms=5000)
     assert finished.faults[0].kind == pb.FAULT_KIND_DISCONNECTED
     assert finished.result.reason == pb.MATCH_END_FORFEIT  # it never came back within the grace period
     assert list(finished.result.winners) == [0]

@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import concurrent.futures
+import re
+import signal
+import subprocess
+import sys
 
 import grpc
 import pytest
+import redis
 
+import tests.conftest as conftest
 from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, play_match
+from uno_arena.records import identity
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -31,3 +38,33 @@ def test_drain_lets_running_matches_finish_and_refuses_new_ones(match_server: Ru
     assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
     for bot in bots:
         bot.close()
+
+
+def test_stopping_with_bots_connected_is_quiet_and_tells_them(redis_prefix: tuple[redis.Redis, str]) -> None:
+    """`uno-arena server` stopped by SIGINT ends each bot's stream with UNAVAILABLE "the server is
+    stopping" (the SDK reconnects to the next server) and logs no error."""
+    client, prefix = redis_prefix
+    token = identity.register_bot(client, prefix, "stays")
+    command = [sys.executable, "-m", "uno_arena.cli", "server", "--listen", "127.0.0.1:0",
+               "--redis-url", conftest.REDIS_URL, "--key-prefix", prefix]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        lines: list[str] = []
+        while not (port := re.search(r"listening on .* \(port (\d+)\)", lines[-1] if lines else "")):
+            lines.append(process.stderr.readline())
+            assert lines[-1], "the server exited before listening: " + "".join(lines)
+        bot = TestBot(f"127.0.0.1:{port.group(1)}", "stays", token)
+        bot.wait_for(bot.welcomed)
+        process.send_signal(signal.SIGINT)
+        bot.wait_for(lambda: bot.ended)
+        assert process.wait(30) == 0
+    finally:
+        process.kill()
+        rest = process.communicate()[1]
+    assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAVAILABLE
+    assert bot.error.details() == "the server is stopping"
+    log = "".join(lines) + rest
+    assert "match server stopped" in log
+    assert "ERROR" not in log and "Traceback" not in log, log
+    bot.close()

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from uno_arena.sdk import Bot, BotClient, BotRefused, ClientSettings
+from uno_arena.sdk import Bot, BotClient, BotRefused, BotReplaced, ClientSettings
 
 
 def load_bot_class(target: str) -> type[Bot]:
@@ -67,6 +67,8 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
 
     try:
         asyncio.run(main())
+    except BotReplaced as replaced:  # two copies of one bot would otherwise replace each other forever
+        raise click.ClickException(str(replaced)) from None
     except BotRefused as refused:
         raise click.ClickException(f"the server refused {name!r}: {refused}") from None
     click.echo(f"{name} stopped", err=True)

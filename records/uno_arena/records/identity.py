@@ -5,7 +5,10 @@ Keys (under the configured prefix):
 - `{prefix}:control-token:{sha256}`: string `created`; one key per control token.
 
 Tokens are 32 random bytes (URL-safe base64), so a plain SHA-256 is enough to
-store them; comparisons use `hmac.compare_digest`.
+store them; comparisons use `hmac.compare_digest`. A match server re-reads the
+hashes of its connected bots every few seconds, so replacing (`register_bot(...,
+replace=True)`) or revoking (`revoke_bot`) a token also ends the live connection
+that used the old one.
 """
 
 from __future__ import annotations
@@ -15,19 +18,36 @@ import hmac
 import re
 import secrets
 import time
+from dataclasses import dataclass
 
 import redis
 import redis.asyncio as aioredis
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 
 
 class IdentityError(ValueError):
     """A bad bot name, or a name that is already taken."""
 
 
+@dataclass(frozen=True, slots=True)
+class RegisteredBot:
+    name: str
+    created: int  # unix seconds of the registration (or of the last --replace)
+
+
 def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
+
+
+def token_digest(token: str) -> str:
+    """What is stored of a token (and what a server remembers of a connection's)."""
+    return _digest(token)
+
+
+def same_digest(stored: str | None, digest: str) -> bool:
+    """Constant-time comparison; a missing (revoked) registration matches nothing."""
+    return bool(stored) and bool(digest) and hmac.compare_digest((stored or "").encode(), digest.encode())
 
 
 def bot_key(prefix: str, name: str) -> str:
@@ -39,7 +59,7 @@ def control_token_key(prefix: str, token: str) -> str:
 
 
 def check_name(name: str) -> str:
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         raise IdentityError(
             f"bad bot name {name!r}: 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit"
         )
@@ -61,6 +81,34 @@ def register_bot(client: redis.Redis, prefix: str, name: str, *, replace: bool =
     return token
 
 
+def revoke_bot(client: redis.Redis, prefix: str, name: str) -> bool:
+    """Delete bot `name`'s registration (its token stops working); False if it was not registered."""
+    check_name(name)
+    return bool(client.delete(bot_key(prefix, name)))
+
+
+def registered_bots(client: redis.Redis, prefix: str) -> list[RegisteredBot]:
+    """Every registered bot under `prefix`, by name."""
+    start = bot_key(_glob_escape(prefix), "")
+    keys = [
+        k.decode() if isinstance(k, bytes) else str(k) for k in client.scan_iter(match=f"{start}*", count=500)
+    ]
+    names = sorted(n for n in (k[len(bot_key(prefix, "")) :] for k in keys) if NAME.fullmatch(n))
+    with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.hmget(bot_key(prefix, name), "token_sha256", "created")
+        stored = pipe.execute()
+    return [
+        RegisteredBot(name, int(created or 0))
+        for name, (digest, created) in zip(names, stored, strict=True)
+        if digest  # gone meanwhile: revoked
+    ]
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)
+
+
 def create_control_token(client: redis.Redis, prefix: str) -> str:
     token = secrets.token_urlsafe(32)
     client.set(control_token_key(prefix, token), str(int(time.time())))
@@ -69,11 +117,20 @@ def create_control_token(client: redis.Redis, prefix: str) -> str:
 
 async def bot_token_valid(client: aioredis.Redis, prefix: str, name: str, token: str) -> bool:
     """Constant-time check of a bot's token (False for unknown bots)."""
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):
         return False
     stored = await client.hget(bot_key(prefix, name), "token_sha256")
     expected = stored.decode() if isinstance(stored, bytes) else (stored or "")
     return hmac.compare_digest(expected.encode(), _digest(token).encode()) and bool(stored)
+
+
+async def bot_token_digests(client: aioredis.Redis, prefix: str, names: list[str]) -> list[str | None]:
+    """The stored token hash of each bot (None: not registered), in one round trip."""
+    async with client.pipeline(transaction=False) as pipe:
+        for name in names:
+            pipe.hget(bot_key(prefix, name), "token_sha256")
+        stored = await pipe.execute()
+    return [s.decode() if isinstance(s, bytes) else s for s in stored]
 
 
 async def control_token_valid(client: aioredis.Redis, prefix: str, token: str) -> bool:

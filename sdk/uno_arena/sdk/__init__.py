@@ -11,7 +11,7 @@ class MyBot(Bot):
 from uno_arena.sdk.actions import Action, ActionKind, LegalActions
 from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.cards import Card, Colour, Kind
-from uno_arena.sdk.client import BotClient, BotRefused, ClientSettings, run_bot
+from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
 from uno_arena.sdk.events import Event, HandResult, MatchInfo, MatchResult
 from uno_arena.sdk.observation import Observation
 
@@ -21,6 +21,7 @@ __all__ = [
     "Bot",
     "BotClient",
     "BotRefused",
+    "BotReplaced",
     "Card",
     "ClientSettings",
     "Colour",

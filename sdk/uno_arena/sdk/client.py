@@ -7,7 +7,6 @@ import contextlib
 import inspect
 import logging
 import random
-import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -33,8 +32,18 @@ KEEPALIVE = [
 ]
 
 
+# How the server ends the stream of a connection that another one of the same bot replaced
+# (ABORTED, with these words): the replaced copy stops, so two copies never take turns forever.
+REPLACED_BY_ANOTHER = "replaced by a newer connection"
+
+
 class BotRefused(Exception):
-    """The server refused the bot's name or token; retrying would not help."""
+    """The server refused the bot's name or token (or the token was replaced or revoked while
+    connected); retrying would not help."""
+
+
+class BotReplaced(BotRefused):
+    """Another copy of this bot connected under the same name; this one stops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,8 +51,8 @@ class ClientSettings:
     max_matches: int = 4
     ask_single: bool = False
     deadline_margin: float = 0.15  # answer the safe default this many seconds before the deadline
-    backoff_initial: float = 0.5
-    backoff_max: float = 30.0
+    backoff_initial: float = 0.5  # first wait before reconnecting; doubles per failed attempt ...
+    backoff_max: float = 5.0  # ... up to this; back to `backoff_initial` once the server welcomed us
 
 
 class BotClient:
@@ -75,27 +84,41 @@ class BotClient:
             self._welcomes.notify_all()
 
     async def run(self) -> None:
-        """Connect and play until stopped; raises `BotRefused` if the token is refused."""
+        """Connect and play until stopped; reconnects whenever the stream is lost.
+
+        Raises `BotRefused` if the token is refused (or replaced or revoked meanwhile), and its
+        subclass `BotReplaced` if another copy of this bot connected under the same name.
+        """
         backoff = self.settings.backoff_initial
         while not self._stop.is_set():
-            started = time.monotonic()
+            welcomed = self.connections
             try:
                 await self._session()
             except grpc.aio.AioRpcError as error:
-                if error.code() == grpc.StatusCode.UNAUTHENTICATED:
-                    raise BotRefused(error.details() or "refused") from None
+                self._raise_if_final(error)
                 log.warning("connection to %s lost: %s %s", self.server, error.code().name, error.details())
             finally:
                 self.connected.clear()
             if self._stop.is_set():
                 break
-            if time.monotonic() - started > 10:
-                backoff = self.settings.backoff_initial  # it had been up a while: start over
-            delay = backoff * random.uniform(0.8, 1.2)
+            if self.connections > welcomed:
+                backoff = self.settings.backoff_initial  # it was up: a restart, not a server that is down
+            delay = min(backoff, self.settings.backoff_max) * random.uniform(0.8, 1.2)
             log.info("reconnecting in %.1f s", delay)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stop.wait(), delay)
             backoff = min(backoff * 2, self.settings.backoff_max)
+
+    def _raise_if_final(self, error: grpc.aio.AioRpcError) -> None:
+        """Stop for good when reconnecting cannot help: a refused token, or another copy took over."""
+        details = error.details() or ""
+        if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+            log.error("the server refused bot %s: %s", self.name, details or "refused")
+            raise BotRefused(details or "refused") from None
+        if error.code() == grpc.StatusCode.ABORTED and REPLACED_BY_ANOTHER in details:
+            message = f"another copy of bot {self.name} connected; this one stops"
+            log.error(message)
+            raise BotReplaced(message) from None
 
     async def _session(self) -> None:
         async with grpc.aio.insecure_channel(self.server, options=KEEPALIVE) as channel:

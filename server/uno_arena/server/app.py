@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import signal
+import socket
 
 import grpc
 import redis.asyncio as aioredis
@@ -20,8 +22,10 @@ log = logging.getLogger(__name__)
 
 
 def grpc_options(settings: ServerSettings) -> list[tuple[str, int]]:
-    """Message limits, and HTTP/2 keepalive pings so a dead bot is noticed within seconds."""
+    """Message limits, HTTP/2 keepalive pings so a dead bot is noticed within seconds, and no
+    SO_REUSEPORT: a second server on a taken address would otherwise share it and take half the calls."""
     return [
+        ("grpc.so_reuseport", 0),
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
         ("grpc.keepalive_time_ms", settings.keepalive_ms),
@@ -70,13 +74,34 @@ async def create_server(
         reflection.SERVICE_NAME,
     ]
     reflection.enable_server_reflection(names, server)
-    port = server.add_insecure_port(address)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError:  # grpc says only "Failed to bind": ask the system why
+        raise _bind_error(address) from None
     if port == 0:
-        raise OSError(f"cannot listen on {address}")
+        raise _bind_error(address)
     await server.start()
     for name in ["", *names[:2]]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return server, port, arena
+
+
+def _bind_error(address: str) -> OSError:
+    """Why `address` cannot be listened on, as an OSError (EADDRINUSE: "address already in use")."""
+    host, _, port = address.rpartition(":")
+    try:
+        infos = socket.getaddrinfo(host.strip("[]") or None, int(port), type=socket.SOCK_STREAM)
+        for family, kind, protocol, _, where in infos:
+            with socket.socket(family, kind, protocol) as probe:
+                probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                probe.bind(where)
+    except OSError as error:
+        if error.errno == errno.EADDRINUSE:
+            return OSError(errno.EADDRINUSE, f"cannot listen on {address}: address already in use")
+        return OSError(error.errno, f"cannot listen on {address}: {error.strerror or error}")
+    except ValueError:
+        return OSError(errno.EINVAL, f"cannot listen on {address}: expected HOST:PORT")
+    return OSError(f"cannot listen on {address}")
 
 
 def redis_client(url: str, connections: int = 32) -> aioredis.Redis:
@@ -91,8 +116,12 @@ def redis_client(url: str, connections: int = 32) -> aioredis.Redis:
 async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     """Run until SIGINT/SIGTERM; then drain running matches and stop (a second signal stops at once)."""
     redis_client_ = redis_client(redis_url)
-    await redis_client_.ping()
-    server, port, arena = await create_server(address, redis_client_, settings)
+    try:
+        await redis_client_.ping()
+        server, port, arena = await create_server(address, redis_client_, settings)
+    except BaseException:
+        await redis_client_.aclose()
+        raise
     log.info("match server listening on %s (port %d)", address, port)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -108,7 +137,8 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     except asyncio.CancelledError:
         log.warning("stopping at once: unfinished matches are aborted")
         await arena.drain(0)
-    await server.stop(grace=2)
+    await arena.stop_bots(timeout=2)  # their streams end now (UNAVAILABLE), so the stop below is prompt
+    await server.stop(grace=1)
     await redis_client_.aclose()
     log.info("match server stopped")
 

@@ -2,18 +2,26 @@
 
 Matches are tasks owned by the arena, not by the control call that asked for
 them, so a caller that goes away does not abort a match; a retried PlayMatch
-for the same id attaches to it (or gets its result, if it finished recently).
+for the same id attaches to it (or gets its result, if it finished within the
+retention window), and one for the same id naming a different match is refused.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import time
 from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
 
+import grpc
+import redis
 import redis.asyncio as aioredis
 
-from uno_arena.server.gateway import Gateway
+from uno_arena.records import identity
+from uno_arena.server.gateway import TOKEN_REVOKED, BotConnection, Gateway
 from uno_arena.server.match_host import MatchHost, MatchSpec
 from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import control_pb2
@@ -22,15 +30,68 @@ from uno_arena.v1 import game_pb2 as pb
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True, slots=True)
+class FinishedEntry:
+    """A finished match kept for retried PlayMatch calls: its spec (to refuse a different match
+    under the same id), its ending messages, when it finished and their encoded size."""
+
+    spec: MatchSpec
+    ending: list[control_pb2.MatchProgress]
+    finished_at: float
+    size: int
+
+
+class FinishedMatches:
+    """Finished results by match id, kept for a time and within a byte budget, oldest dropped first."""
+
+    def __init__(
+        self, keep_seconds: float, max_bytes: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.keep_seconds, self.max_bytes, self.clock = keep_seconds, max_bytes, clock
+        self._entries: OrderedDict[str, FinishedEntry] = OrderedDict()
+        self.bytes = 0
+
+    def add(self, spec: MatchSpec, ending: list[control_pb2.MatchProgress]) -> None:
+        size = sum(message.ByteSize() for message in ending)
+        replaced = self._entries.pop(spec.match_id, None)
+        if replaced is not None:
+            self.bytes -= replaced.size
+        self._entries[spec.match_id] = FinishedEntry(spec, ending, self.clock(), size)
+        self.bytes += size
+        self._prune()
+
+    def get(self, match_id: str) -> FinishedEntry | None:
+        self._prune()
+        return self._entries.get(match_id)
+
+    def __contains__(self, match_id: object) -> bool:
+        return isinstance(match_id, str) and self.get(match_id) is not None
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def _prune(self) -> None:
+        expired = self.clock() - self.keep_seconds
+        while self._entries:
+            oldest = next(iter(self._entries.values()))
+            if oldest.finished_at > expired and self.bytes <= self.max_bytes:
+                return
+            self._entries.popitem(last=False)
+            self.bytes -= oldest.size
+
+
 class Arena:
     def __init__(self, settings: ServerSettings, redis: aioredis.Redis) -> None:
         self.settings = settings
         self.redis = redis
         self.gateway = Gateway()
         self.running: dict[str, MatchHost] = {}
-        self.finished: OrderedDict[str, list[control_pb2.MatchProgress]] = OrderedDict()  # id -> ending
-        self.draining = False
+        self.finished = FinishedMatches(settings.finished_keep_ms / 1000, settings.finished_max_bytes)
+        self.draining = False  # no new matches
+        self.stopping = False  # no new bot connections either
         self._tasks: set[asyncio.Task[None]] = set()
+        self._token_watch: asyncio.Task[None] | None = None
+        self.token_checks = 0  # rounds of the token watch, answered by Redis or not
 
     def start(self, spec: MatchSpec) -> MatchHost:
         """Run a match whose bots' slots are already reserved."""
@@ -53,9 +114,7 @@ class Arena:
             await self.gateway.release(host.spec.bots)
             self.running.pop(host.spec.match_id, None)
             if host.ending is not None:
-                self.finished[host.spec.match_id] = host.ending
-                while len(self.finished) > self.settings.finished_matches_kept:
-                    self.finished.popitem(last=False)
+                self.finished.add(host.spec, host.ending)
 
     async def drain(self, timeout: float) -> None:
         """Refuse new matches, let running ones finish (up to `timeout` s), then abort the rest."""
@@ -67,3 +126,57 @@ class Arena:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending)
+
+    # --- bot connections and their tokens -----------------------------------
+
+    async def connect(self, connection: BotConnection) -> None:
+        """Attach a bot whose token was checked; its token is re-checked while it stays."""
+        await self.gateway.attach(connection)
+        if self._token_watch is None or self._token_watch.done():
+            self._token_watch = asyncio.create_task(self._watch_tokens(), name="token watch")
+
+    async def disconnect(self, connection: BotConnection, reason: str) -> None:
+        await self.gateway.detach(connection, reason)
+        if not self.gateway.connections() and self._token_watch is not None:
+            self._token_watch.cancel()  # nobody to watch: it lives only while bots are connected
+            self._token_watch = None
+
+    async def _watch_tokens(self) -> None:
+        """End the connections whose token was replaced or revoked, every `token_check_ms`.
+
+        Redis being unreachable disconnects nobody: the check is skipped until it answers.
+        """
+        interval, failing = self.settings.token_check_ms / 1000, False
+        while True:
+            await asyncio.sleep(interval)
+            connections = [c for c in self.gateway.connections() if not c.closed]
+            if not connections:
+                continue
+            try:
+                digests = await identity.bot_token_digests(
+                    self.redis, self.settings.key_prefix, [c.name for c in connections]
+                )
+            except (redis.RedisError, OSError) as error:
+                self.token_checks += 1
+                if not failing:
+                    log.warning("cannot re-check bot tokens (connected bots stay connected): %s", error)
+                failing = True
+                continue
+            self.token_checks += 1
+            if failing:
+                log.info("Redis answers again: bot tokens are re-checked")
+                failing = False
+            for connection, digest in zip(connections, digests, strict=True):
+                if not identity.same_digest(digest, connection.token_sha256):
+                    log.info("bot %s: its token was replaced or revoked; disconnecting it", connection.name)
+                    connection.close(TOKEN_REVOKED, grpc.StatusCode.UNAUTHENTICATED)
+
+    async def stop_bots(self, timeout: float) -> None:
+        """End every bot stream (UNAVAILABLE: the bots reconnect to the next server) before stopping."""
+        self.stopping = True
+        await self.gateway.close_all("the server is stopping", grpc.StatusCode.UNAVAILABLE, timeout)
+        if self._token_watch is not None:
+            self._token_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._token_watch
+            self._token_watch = None

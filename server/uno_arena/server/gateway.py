@@ -3,6 +3,11 @@
 One `BotConnection` per connected bot name. A second connection under the same
 name replaces the first (the first stream ends with ABORTED), and the matches
 of the first continue on the second: that is how a bot reconnects.
+
+Nothing a bot sends makes the server hold more than a fixed amount for it: its
+outbox is bounded by messages and bytes (a bot that does not read is
+disconnected, not buffered), replies to its stray messages are rate-limited,
+and the request ids it answered are remembered in a bounded window.
 """
 
 from __future__ import annotations
@@ -10,13 +15,21 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
-from collections.abc import Iterable
+from collections import OrderedDict, deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import grpc
+
+from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
+
+REPLACED = "replaced by a newer connection of the same bot"  # the SDK stops on ABORTED with this
+TOKEN_REVOKED = "token replaced or revoked"
+ANSWERED, LATE = "answered", "late"  # what became of a request that is no longer pending
 
 
 class Disconnected(Exception):
@@ -30,6 +43,36 @@ class PendingDecision:
 
 
 @dataclass(eq=False)
+class StrayLimiter:
+    """A token bucket for replies to stray messages; a burst ends when the bucket is full again."""
+
+    rate: float
+    burst: int
+    flood: int
+    tokens: float = 0.0
+    updated: float = field(default_factory=time.monotonic)
+    dropped: int = 0  # in the current burst
+    dropped_total: int = 0
+
+    def __post_init__(self) -> None:
+        self.tokens = float(self.burst)
+
+    def take(self) -> str:
+        """ "reply", "drop" (over the rate) or "flood" (so many dropped in one burst: disconnect)."""
+        now = time.monotonic()
+        self.tokens = min(float(self.burst), self.tokens + (now - self.updated) * self.rate)
+        self.updated = now
+        if self.tokens >= self.burst:
+            self.dropped = 0  # it calmed down: a new burst may begin
+        if self.tokens >= 1:
+            self.tokens -= 1
+            return "reply"
+        self.dropped += 1
+        self.dropped_total += 1
+        return "flood" if self.dropped >= self.flood else "drop"
+
+
+@dataclass(eq=False)
 class BotConnection:
     """A connected bot: what it announced, its outbox, its pending decision requests."""
 
@@ -37,33 +80,95 @@ class BotConnection:
     max_matches: int
     ask_single: bool
     client: str = ""
+    token_sha256: str = ""  # of the token it said Hello with: re-checked against Redis
+    settings: ServerSettings = field(default_factory=ServerSettings)
     connected_at: float = field(default_factory=time.monotonic)
-    outbox: asyncio.Queue[bot_pb2.ServerMessage | bytes | None] = field(default_factory=asyncio.Queue)
     pending: dict[str, PendingDecision] = field(default_factory=dict)
     closed: bool = False
     close_reason: str = ""
-    expired: deque[str] = field(default_factory=lambda: deque(maxlen=256))  # recently timed-out request ids
+    close_code: grpc.StatusCode | None = None  # None: the stream ends OK after what is queued
+    on_forced_close: Callable[[grpc.StatusCode, str], None] | None = None  # ends the stream at once
+    queued_bytes: int = 0
+    peak_messages: int = 0  # the most messages / bytes ever queued (for tests and logs)
+    peak_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        self._outbox: deque[bytes] = deque()
+        self._wakeup = asyncio.Event()
+        self._finished: OrderedDict[str, str] = OrderedDict()  # request id -> ANSWERED or LATE
+        settings = self.settings
+        self.strays = StrayLimiter(settings.stray_replies_per_s, settings.stray_burst, settings.stray_flood)
+
+    # --- the outbox ---------------------------------------------------------
 
     def send(self, message: bot_pb2.ServerMessage | bytes) -> None:
-        """Queue a message (or a serialized `ServerMessage`) for the bot."""
-        if not self.closed:
-            self.outbox.put_nowait(message)
-
-    def close(self, reason: str) -> None:
-        """End the stream and fail every pending decision with `Disconnected`."""
+        """Queue a message (or a serialized `ServerMessage`); one too many disconnects the bot."""
         if self.closed:
             return
-        self.closed, self.close_reason = True, reason
-        self.outbox.put_nowait(None)
+        data = message if isinstance(message, bytes) else message.SerializeToString()
+        limits = self.settings
+        if (
+            len(self._outbox) >= limits.outbox_max_messages
+            or self.queued_bytes + len(data) > limits.outbox_max_bytes
+        ):
+            self.close(
+                f"the bot does not read its messages: {len(self._outbox)} messages "
+                f"({self.queued_bytes} bytes) wait for it; the limit is {limits.outbox_max_messages} "
+                f"messages or {limits.outbox_max_bytes} bytes",
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            )
+            return
+        self._outbox.append(data)
+        self.queued_bytes += len(data)
+        self.peak_messages = max(self.peak_messages, len(self._outbox))
+        self.peak_bytes = max(self.peak_bytes, self.queued_bytes)
+        self._wakeup.set()
+
+    async def next_message(self) -> bytes | None:
+        """The next message to write; None once closed and drained (a forced close drops the rest)."""
+        while not self._outbox:
+            if self.closed:
+                return None
+            self._wakeup.clear()
+            await self._wakeup.wait()
+        data = self._outbox.popleft()
+        self.queued_bytes -= len(data)
+        return data
+
+    def queued(self) -> int:
+        return len(self._outbox)
+
+    def close(self, reason: str, code: grpc.StatusCode | None = None) -> None:
+        """End the stream and fail every pending decision with `Disconnected`.
+
+        With a `code`, the stream ends at once with that status (what is queued is dropped, a
+        write the bot does not take is abandoned); without, it ends OK after what is queued.
+        """
+        if self.closed:
+            return
+        self.closed, self.close_reason, self.close_code = True, reason, code
         for pending in self.pending.values():
             if not pending.future.done():
                 pending.future.set_exception(Disconnected(reason))
         self.pending.clear()
+        if code is not None:
+            self._outbox.clear()
+            self.queued_bytes = 0
+            if self.on_forced_close is not None:
+                self.on_forced_close(code, reason)
+        self._wakeup.set()
+
+    # --- answers ------------------------------------------------------------
+
+    def _remember(self, request_id: str, fate: str) -> None:
+        self._finished[request_id] = fate
+        while len(self._finished) > self.settings.answered_kept:
+            self._finished.popitem(last=False)
 
     def expire(self, request_id: str) -> None:
         """Forget a request that timed out; a late answer to it is then known as late."""
         self.pending.pop(request_id, None)
-        self.expired.append(request_id)
+        self._remember(request_id, LATE)
 
     def answer(self, request_id: str, action_id: int) -> bool:
         """Resolve a pending request; False if the id is unknown (or already answered)."""
@@ -71,7 +176,32 @@ class BotConnection:
         if pending is None or pending.future.done():
             return False
         pending.future.set_result(action_id)
+        self._remember(request_id, ANSWERED)
         return True
+
+    def fate(self, request_id: str) -> str | None:
+        """ANSWERED or LATE for a request no longer pending (among the recent ones), else None."""
+        return self._finished.get(request_id)
+
+    def stray(self, match_id: str, detail: str) -> None:
+        """Tell the bot about a message that affected no match (no strike), within the rate limit."""
+        verdict = self.strays.take()
+        if verdict == "reply":
+            fault = pb.Fault(match_id=match_id, kind=pb.FAULT_KIND_INVALID, detail=detail)
+            self.send(bot_pb2.ServerMessage(fault=fault))
+            return
+        limiter = self.strays
+        if limiter.dropped == 1:
+            log.warning(
+                "bot %s sends stray messages faster than %g/s: replies dropped until it calms down (%s)",
+                self.name, limiter.rate, detail,
+            )  # fmt: skip
+        if verdict == "flood":
+            self.close(
+                f"too many stray messages: {limiter.dropped} in one burst over {limiter.rate:g}/s "
+                "(late, duplicate or unknown answers)",
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+            )
 
 
 class Gateway:
@@ -81,6 +211,7 @@ class Gateway:
         self._bots: dict[str, BotConnection] = {}
         self._active: dict[str, int] = {}  # matches in progress per bot name (survives reconnects)
         self._changed = asyncio.Condition()
+        self._endings: set[asyncio.Task[None]] = set()  # streams being ended with a status
 
     def connection(self, name: str) -> BotConnection | None:
         return self._bots.get(name)
@@ -97,7 +228,7 @@ class Gateway:
         self._bots[connection.name] = connection
         if old is not None:
             log.info("bot %s reconnected: the older connection is replaced", connection.name)
-            old.close("replaced by a newer connection of the same bot")
+            old.close(REPLACED, grpc.StatusCode.ABORTED)
         await self._notify()
 
     async def detach(self, connection: BotConnection, reason: str) -> None:
@@ -105,6 +236,27 @@ class Gateway:
         if self._bots.get(connection.name) is connection:
             del self._bots[connection.name]
         await self._notify()
+
+    def track_ending(self, ending: asyncio.Task[None]) -> None:
+        """A task ending a stream with a status (see `close_all`)."""
+        self._endings.add(ending)
+        ending.add_done_callback(self._endings.discard)
+
+    async def close_all(self, reason: str, code: grpc.StatusCode, timeout: float) -> None:
+        """End every bot's stream with `code`, and wait (up to `timeout` s) until all are gone and
+        their statuses went out (a server stopped before would end them with its own)."""
+        deadline = asyncio.get_running_loop().time() + timeout
+        for connection in self.connections():
+            connection.close(reason, code)
+        async with self._changed:
+            try:
+                await asyncio.wait_for(self._changed.wait_for(lambda: not self._bots), timeout)
+            except TimeoutError:
+                log.warning("%d bot streams did not end within %g s", len(self._bots), timeout)
+        if self._endings:
+            await asyncio.wait(
+                set(self._endings), timeout=max(deadline - asyncio.get_running_loop().time(), 0)
+            )
 
     async def reserve(self, names: Iterable[str], timeout: float) -> None:
         """Take one match slot of each bot, waiting until all are connected with a free slot.
@@ -123,7 +275,7 @@ class Gateway:
     def _missing(self, names: list[str]) -> str | None:
         for name in names:
             connection = self._bots.get(name)
-            if connection is None:
+            if connection is None or connection.closed:
                 return f"bot {name!r} is not connected"
             if self._active.get(name, 0) >= connection.max_matches:
                 return f"bot {name!r} has no free match slot ({connection.max_matches} in use)"
@@ -132,6 +284,8 @@ class Gateway:
     async def release(self, names: Iterable[str]) -> None:
         for name in names:
             self._active[name] = max(0, self._active.get(name, 0) - 1)
+            if not self._active[name]:
+                del self._active[name]  # bounded by the bots in matches, not by every name ever seen
         await self._notify()
 
     async def wait_for_connection(self, name: str, timeout: float) -> BotConnection | None:

@@ -3,25 +3,27 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import TypeAlias, TypeVar
 
 import grpc
 import redis
+from google.protobuf.message import DecodeError
 
 from uno_arena.records import identity
 from uno_arena.rules import ConfigError, public
 from uno_arena.server import wire
 from uno_arena.server.arena import Arena
-from uno_arena.server.gateway import BotConnection
-from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchSpec
+from uno_arena.server.gateway import ANSWERED, LATE, BotConnection
+from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchHost, MatchSpec
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
-from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 SERVER_NAME = "uno-arena"
+STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out before cancelling it
 
 # each call's context, by its request and response messages
 _Request = TypeVar("_Request")
@@ -36,6 +38,17 @@ _ListBotsContext: TypeAlias = grpc.aio.ServicerContext[
 _SpectateContext: TypeAlias = grpc.aio.ServicerContext[
     control_pb2.SpectateRequest, control_pb2.SpectatorEvent
 ]
+
+
+def too_long(field: str, value: str, limit: int) -> str | None:
+    """The refusal of an over-long id or name: names the field and the limit, never echoes the value."""
+    if len(value) <= limit:
+        return None
+    return f"{field}: at most {limit} characters, got {len(value)}"
+
+
+def first_too_long(fields: Iterable[tuple[str, str]], limit: int) -> str | None:
+    return next((problem for f, v in fields if (problem := too_long(f, v, limit))), None)
 
 
 # ignore: protoc writes the *_pb2_grpc modules without stubs, so the base class is Any to mypy
@@ -53,8 +66,17 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             max_matches=max(1, min(hello.max_matches or 1, settings.max_matches_per_bot)),
             ask_single=hello.ask_single,
             client=hello.client,
+            token_sha256=identity.token_digest(hello.token),
+            settings=settings,
         )
-        await self.arena.gateway.attach(connection)
+        call = asyncio.current_task()
+        assert call is not None
+
+        def end_now(code: grpc.StatusCode, details: str) -> None:
+            self.arena.gateway.track_ending(asyncio.create_task(self._end(context, call, code, details)))
+
+        connection.on_forced_close = end_now
+        await self.arena.connect(connection)
         log.info(
             "bot %s connected (%d matches at once, %s)", connection.name, connection.max_matches, hello.client
         )
@@ -68,29 +90,64 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
                     server=SERVER_NAME,
                 )
             )
-            while (message := await connection.outbox.get()) is not None:
+            while (message := await connection.next_message()) is not None:
                 yield message
-            if connection.close_reason.startswith("replaced"):
-                await context.abort(grpc.StatusCode.ABORTED, connection.close_reason)
+            if connection.close_code is not None:
+                await asyncio.Future()  # `_end` sends the status and cancels this call
         finally:
             reader.cancel()
-            await self.arena.gateway.detach(connection, "the bot's stream ended")
-            log.info("bot %s disconnected: %s", connection.name, connection.close_reason)
+            await self.arena.disconnect(connection, "the bot's stream ended")
+            dropped = connection.strays.dropped_total
+            log.info("bot %s disconnected: %s%s", connection.name, connection.close_reason,
+                     f" ({dropped} replies to stray messages dropped)" if dropped else "")  # fmt: skip
+
+    @staticmethod
+    async def _end(
+        context: _BotContext, call: asyncio.Task[object], code: grpc.StatusCode, details: str
+    ) -> None:
+        """End a stream with `code` at once, even while gRPC waits to write to a bot that does not read.
+
+        The status goes out first, then the call's task is cancelled, which runs `Connect`'s cleanup
+        (and abandons a write the bot does not take: gRPC then sends the status ahead of it).
+        """
+        if call.done():  # the call is over (and gRPC may have freed it): nothing to end
+            return
+        # Created now, the abort's first step (which hands the status to gRPC) runs before gRPC could
+        # see this call finish and free it.
+        status = asyncio.create_task(BotServicer._abort(context, code, details))
+        await asyncio.wait({status}, timeout=STATUS_WAIT)  # done unless a write to the bot is stuck
+        call.cancel()
+        await status
+
+    @staticmethod
+    async def _abort(context: _BotContext, code: grpc.StatusCode, details: str) -> None:
+        with contextlib.suppress(Exception):  # AbortError always; an error if the bot is gone already
+            await context.abort(code, details)
 
     async def _hello(
         self, requests: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
     ) -> bot_pb2.Hello:
-        timeout = self.arena.settings.hello_timeout_ms / 1000
+        settings = self.arena.settings
+        if self.arena.stopping:
+            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
         try:
-            first = await asyncio.wait_for(anext(aiter(requests)), timeout)
+            first = await asyncio.wait_for(anext(aiter(requests)), settings.hello_timeout_ms / 1000)
         except (TimeoutError, StopAsyncIteration):
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "say Hello (bot_name and token) first")
+        except DecodeError:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a BotMessage")
         if first.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the first message must be Hello")
         hello = first.hello
-        prefix = self.arena.settings.key_prefix
+        problem = first_too_long(
+            (("bot_name", hello.bot_name), ("token", hello.token)), settings.max_id_chars
+        ) or too_long("client", hello.client, settings.max_client_chars)
+        if problem:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Hello.{problem}")
         try:
-            valid = await identity.bot_token_valid(self.arena.redis, prefix, hello.bot_name, hello.token)
+            valid = await identity.bot_token_valid(
+                self.arena.redis, settings.key_prefix, hello.bot_name, hello.token
+            )
         except redis.RedisError as error:
             log.error("cannot check bot %r's token: Redis: %s", hello.bot_name, error)
             await context.abort(
@@ -104,39 +161,43 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     async def _read(self, connection: BotConnection, requests: AsyncIterator[bot_pb2.BotMessage]) -> None:
         try:
             async for message in requests:
+                if connection.closed:
+                    return
                 kind = message.WhichOneof("kind")
                 if kind == "decision":
                     self._answer(connection, message.decision)
                 elif kind == "ping":
                     connection.send(bot_pb2.ServerMessage(pong=bot_pb2.Pong(nonce=message.ping.nonce)))
                 else:
-                    self._stray(connection, "", f"unexpected {kind or 'empty'} message after Hello")
+                    connection.stray("", f"unexpected {kind or 'empty'} message after Hello: ignored")
             connection.close("the bot closed its stream")
         except asyncio.CancelledError:
             raise
-        except Exception as error:  # a broken stream: garbage, oversized message, reset
-            connection.close(f"stream error: {error}")
+        except DecodeError:
+            connection.close("the bot sent bytes that are not a BotMessage", grpc.StatusCode.INVALID_ARGUMENT)
+        except Exception as error:  # a broken stream: reset, or ended by the server meanwhile
+            connection.close(f"stream error: {error}", grpc.StatusCode.UNKNOWN)
 
     def _answer(self, connection: BotConnection, decision: bot_pb2.Decision) -> None:
-        if connection.answer(decision.request_id, decision.action_id):
+        """Resolve a decision; anything else is a stray (no strike), except an unknown id of a match
+        with a decision due, which makes that decision INVALID. A repeated answer changes nothing."""
+        request_id = decision.request_id
+        problem = too_long("request_id", request_id, self.arena.settings.max_id_chars)
+        if problem:
+            connection.stray("", f"Decision.{problem}: ignored")
             return
-        match_id = decision.request_id.rpartition("#")[0]
-        if decision.request_id in connection.expired:
-            self._stray(
-                connection, match_id, f"late answer to {decision.request_id!r}: its deadline had passed"
-            )
+        if connection.answer(request_id, decision.action_id):
             return
-        waiting = [rid for rid, p in connection.pending.items() if p.match_id == match_id]
-        if waiting:  # a wrong id while a decision of that match is due: that decision is INVALID
-            connection.answer(waiting[0], UNKNOWN_REQUEST)
+        match_id = request_id.rpartition("#")[0]
+        fate = connection.fate(request_id)
+        if fate == ANSWERED:
+            connection.stray(match_id, f"duplicate answer to {request_id!r}: ignored (it was answered)")
+        elif fate == LATE:
+            connection.stray(match_id, f"late answer to {request_id!r}: its deadline had passed")
+        elif waiting := [rid for rid, p in connection.pending.items() if p.match_id == match_id]:
+            connection.answer(waiting[0], UNKNOWN_REQUEST)  # a wrong id while a decision is due: INVALID
         else:
-            self._stray(connection, match_id, f"no pending request {decision.request_id!r} (late or unknown)")
-
-    @staticmethod
-    def _stray(connection: BotConnection, match_id: str, detail: str) -> None:
-        """Tell the bot about a message that affected no match (no strike)."""
-        fault = pb.Fault(match_id=match_id, kind=pb.FAULT_KIND_INVALID, detail=detail)
-        connection.send(bot_pb2.ServerMessage(fault=fault))
+            connection.stray(match_id, f"no pending request {request_id!r} (late or unknown)")
 
 
 # ignore: protoc writes the *_pb2_grpc modules without stubs, so the base class is Any to mypy
@@ -167,9 +228,9 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
     ) -> AsyncIterator[control_pb2.MatchProgress]:
         await self._authorise(context)
         arena = self.arena
-        host = arena.running.get(request.match_id)
-        if host is None and request.match_id not in arena.finished:
-            spec = await self._spec(request, context)
+        spec = await self._spec(request, context)
+        host = await self._same_match(spec, context)
+        if host is None and arena.finished.get(spec.match_id) is None:
             if arena.draining:
                 await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
             waits = request.HasField("wait_for_bots_ms")
@@ -178,13 +239,20 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
                 await arena.gateway.reserve(spec.bots, wait)
             except TimeoutError as missing:
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"{missing} (waited {wait:g} s)")
-            if request.match_id in arena.running or request.match_id in arena.finished:
+            if spec.match_id in arena.running or arena.finished.get(spec.match_id) is not None:
                 await arena.gateway.release(spec.bots)  # another call started it meanwhile
-                host = arena.running.get(request.match_id)
+                host = await self._same_match(spec, context)
             else:
                 host = arena.start(spec)
         if host is None:  # finished (before this call, or by a call that started it meanwhile)
-            for message in arena.finished[request.match_id]:
+            finished = arena.finished.get(spec.match_id)
+            if finished is None:  # dropped from the results kept: it would be played twice
+                await context.abort(
+                    grpc.StatusCode.ALREADY_EXISTS,
+                    f"match id {spec.match_id!r} finished and its result is no longer kept",
+                )
+                return
+            for message in finished.ending:
                 yield message
             return
         queue: asyncio.Queue[control_pb2.MatchProgress | None] = asyncio.Queue()
@@ -200,19 +268,36 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         finally:
             host.subscribers.remove(queue)
 
+    async def _same_match(self, spec: MatchSpec, context: _PlayMatchContext) -> MatchHost | None:
+        """The running match `spec` asks for (None if it is not running), or ALREADY_EXISTS if the
+        id is running or finished as a different match: a retry attaches, a clash never does."""
+        host = self.arena.running.get(spec.match_id)
+        finished = self.arena.finished.get(spec.match_id)
+        existing = host.spec if host is not None else finished.spec if finished is not None else None
+        if existing is not None and existing != spec:
+            differs = [name for name in _COMPARED if getattr(existing, name) != getattr(spec, name)]
+            shown = f"bots {','.join(existing.bots)}, seed {existing.seed}"
+            await context.abort(
+                grpc.StatusCode.ALREADY_EXISTS,
+                f"match id {spec.match_id!r} belongs to a different match ({shown}); "
+                f"this request differs in {', '.join(differs)}",
+            )
+        return host
+
     async def _spec(self, request: control_pb2.PlayMatchRequest, context: _PlayMatchContext) -> MatchSpec:
         bots = tuple(request.bots)
-        problem = None
-        if not request.match_id:
-            problem = "match_id: required"
-        elif len(set(bots)) != len(bots):
-            problem = "bots: a bot may take only one seat"
-        elif not 2 <= len(bots) <= 10:
-            problem = f"bots: 2 to 10 seats, got {len(bots)}"
-        elif request.HasField("decision_timeout_ms") and request.decision_timeout_ms < 1:
-            problem = "decision_timeout_ms: must be >= 1 when set (unset: the server's default)"
-        elif request.HasField("max_strikes") and request.max_strikes < 1:
-            problem = "max_strikes: must be >= 1 when set (unset: the server's default)"
+        limit = self.arena.settings.max_id_chars
+        rules_strings = [
+            (f"rules.{field.name}", value)
+            for field, value in request.rules.ListFields()
+            if isinstance(value, str)
+        ]
+        fields = [
+            ("match_id", request.match_id),
+            *((f"bots[{i}]", b) for i, b in enumerate(bots)),
+            *rules_strings,
+        ]
+        problem = first_too_long(fields, limit) or _request_problem(request, bots)
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         try:
@@ -262,6 +347,9 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         self, request: control_pb2.SpectateRequest, context: _SpectateContext
     ) -> AsyncIterator[control_pb2.SpectatorEvent]:
         await self._authorise(context)
+        problem = too_long("match_id", request.match_id, self.arena.settings.max_id_chars)
+        if problem:
+            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         host = self.arena.running.get(request.match_id)
         if host is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no running match {request.match_id!r}")
@@ -275,6 +363,23 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
                 yield batch
         finally:
             host.spectators.remove(queue)
+
+
+def _request_problem(request: control_pb2.PlayMatchRequest, bots: tuple[str, ...]) -> str | None:
+    if not request.match_id:
+        return "match_id: required"
+    if len(set(bots)) != len(bots):
+        return "bots: a bot may take only one seat"
+    if not 2 <= len(bots) <= 10:
+        return f"bots: 2 to 10 seats, got {len(bots)}"
+    if request.HasField("decision_timeout_ms") and request.decision_timeout_ms < 1:
+        return "decision_timeout_ms: must be >= 1 when set (unset: the server's default)"
+    if request.HasField("max_strikes") and request.max_strikes < 1:
+        return "max_strikes: must be >= 1 when set (unset: the server's default)"
+    return None
+
+
+_COMPARED = ("bots", "seed", "config", "decision_timeout", "max_strikes", "disconnect_grace")  # MatchSpec's
 
 
 def _given(present: bool, value: int, default: int) -> int:

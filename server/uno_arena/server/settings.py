@@ -11,7 +11,11 @@ DEADLINES = Deadlines()  # the one place the per-match defaults live; a PlayMatc
 
 @dataclass(frozen=True, slots=True)
 class ServerSettings:
-    """Everything the server enforces; a PlayMatch request may override the per-match ones."""
+    """Everything the server enforces; a PlayMatch request may override the per-match ones.
+
+    Every limit on what a client sends or makes the server hold is here, so no
+    bot (or control caller) can grow the server's memory without bound.
+    """
 
     decision_timeout_ms: int = DEADLINES.decision_ms  # time a bot has to answer one decision
     max_message_bytes: int = 4 * 1024 * 1024  # larger messages end the bot's stream
@@ -23,6 +27,16 @@ class ServerSettings:
     wait_for_bots_ms: int = DEADLINES.wait_for_bots_ms  # PlayMatch waits this long for bots to be connected
     hello_timeout_ms: int = 10_000  # a new stream must say Hello within this
     keepalive_ms: int = 2_000  # HTTP/2 pings to every bot; a dead one is noticed in ~2x this
-    finished_matches_kept: int = 100  # results (with logs) kept in memory for retried PlayMatch calls
+    max_id_chars: int = 128  # bot names, tokens, match and request ids a client sends
+    max_client_chars: int = 256  # Hello.client, free text for logs
+    outbox_max_messages: int = 4096  # messages queued for one bot that does not read; more disconnects it
+    outbox_max_bytes: int = 16 * 1024 * 1024  # bytes queued for one bot; more disconnects it
+    stray_replies_per_s: float = 10.0  # replies to stray messages (late, duplicate, unknown) per connection
+    stray_burst: int = 50  # strays answered at once before the rate above applies
+    stray_flood: int = 1000  # strays dropped in one burst that disconnect the bot
+    answered_kept: int = 1024  # recently answered request ids per connection: duplicates are ignored
+    token_check_ms: int = 2_000  # connected bots' tokens are re-checked this often (replaced, revoked)
+    finished_keep_ms: int = 3_600_000  # finished results (with logs) kept for retried PlayMatch calls
+    finished_max_bytes: int = 256 * 1024 * 1024  # ... at most this many encoded bytes; oldest go first
     drain_timeout_ms: int = 300_000  # on shutdown, how long running matches may take to finish
     key_prefix: str = "uno-arena"  # Redis key namespace
