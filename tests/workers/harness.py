@@ -1,15 +1,20 @@
-"""Real `uno-arena worker` processes for tests, and bounded waits on Redis."""
+"""Real `uno-arena worker` processes, a Redis of a test's own to crash, and bounded waits."""
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+import grpc
+import redis
 
 from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT
 
@@ -19,9 +24,10 @@ REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
 class WorkerProcess:
     """`uno-arena worker` in its own process group, so SIGKILL takes its work horse too."""
 
-    def __init__(self, prefix: str, control_token: str, log: Path, lease_seconds: float = 2.0) -> None:
-        self.command = [sys.executable, "-m", "uno_arena.cli", "worker", "--redis-url", REDIS_URL,
-                        "--key-prefix", prefix, "--lease-seconds", str(lease_seconds)]  # fmt: skip
+    def __init__(self, prefix: str, control_token: str, log: Path, lease_seconds: float = 2.0,
+                 redis_url: str = REDIS_URL, options: Sequence[str] = ()) -> None:  # fmt: skip
+        self.command = [sys.executable, "-m", "uno_arena.cli", "worker", "--redis-url", redis_url,
+                        "--key-prefix", prefix, "--lease-seconds", str(lease_seconds), *options]  # fmt: skip
         self.environment = {**os.environ, "UNO_ARENA_CONTROL_TOKEN": control_token}
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
@@ -46,6 +52,99 @@ class WorkerProcess:
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
             self.kill()
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+class ServerProcess:
+    """`uno-arena server` in a process of its own, on a fixed port, so that a test can crash it (SIGKILL)
+    and start it again on the same address."""
+
+    def __init__(self, prefix: str, log: Path, port: int | None = None, redis_url: str = REDIS_URL) -> None:
+        self.port = port or free_port()
+        self.command = [sys.executable, "-m", "uno_arena.cli", "server", "--listen", self.address,
+                        "--redis-url", redis_url, "--key-prefix", prefix]  # fmt: skip
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def start(self) -> ServerProcess:
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(self.command, stdout=out, stderr=out)
+        with grpc.insecure_channel(self.address) as channel:
+            grpc.channel_ready_future(channel).result(timeout=30)
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class RedisServer:
+    """A `redis-server` of the test's own on a free port, writing every command to its append-only file in
+    `folder`: `kill` is a crash (SIGKILL), `start` again restarts it from that file on the same port."""
+
+    def __init__(self, folder: Path) -> None:
+        binary = shutil.which("redis-server")
+        assert binary, "redis-server is not on PATH"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        self.command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(folder),
+                        "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                        "--logfile", str(folder / "redis.log")]  # fmt: skip
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def client(self) -> redis.Redis:
+        return redis.Redis(host="127.0.0.1", port=self.port, socket_timeout=5)
+
+    def start(self) -> RedisServer:
+        self.process = subprocess.Popen(self.command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        probe = self.client()
+        try:
+            wait_until(lambda: _answers(probe), 20, f"the test's Redis on port {self.port} to answer")
+        finally:
+            probe.close()
+        return self
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+
+
+def _answers(client: redis.Redis) -> bool:
+    try:
+        return bool(client.ping())
+    except redis.ConnectionError:  # refused, or still loading its append-only file
+        return False
 
 
 def descendants(pid: int) -> list[int]:

@@ -88,7 +88,10 @@ def cancel(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     click.echo(f"cancelled {cancelled} waiting matches; `resume` queues them again")
 
 
-@_id_command("resume", "Queue again every match that is not done, running or failed.")
+@_id_command(
+    "resume",
+    "Queue again the matches nothing will play: cancelled, lost with a dead worker, retries left overdue.",
+)
 def resume(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     queued = _guarded(lambda: lifecycle.resume(connect(redis_url), key_prefix, tournament_id))
     click.echo(f"queued {queued} matches")
@@ -100,7 +103,7 @@ def rerun_failed(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     click.echo(f"queued {queued} failed matches again")
 
 
-@_id_command("status", "Matches done, running, queued and failed, with an ETA.")
+@_id_command("status", "Matches done, running, queued (and what for) and failed (and why), with an ETA.")
 def status(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     client = connect(redis_url)
     state = _guarded(lambda: progress(client, key_prefix, tournament_id))
@@ -109,6 +112,8 @@ def status(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     failed = errors(client, key_prefix, tournament_id)
     for index, reason in sorted(failed.items()):
         console.print(f"match {index}: {reason}")
+    if state.only_failed_left:
+        console.print(_rerun_hint(state))
 
 
 @tournament.command("list")
@@ -124,7 +129,11 @@ def list_command(redis_url: str, key_prefix: str) -> None:
     Console().print(table)
 
 
-@_id_command("watch", "A live progress bar and running standings, until the tournament ends (Ctrl-C leaves).")
+@_id_command(
+    "watch",
+    "A live progress bar and running standings, until the tournament ends or only failed "
+    "matches are left (exit status 1 if any failed; Ctrl-C leaves).",
+)
 def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     client = connect(redis_url)
     state = _guarded(lambda: progress(client, key_prefix, tournament_id))
@@ -143,22 +152,61 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
                         standings_table(table, f"standings after {table.matches} matches", compact=True),
                     )
                 )
-                if state.tournament.status is not TournamentStatus.RUNNING:
+                if state.tournament.status is not TournamentStatus.RUNNING or state.only_failed_left:
                     break
                 time.sleep(1)  # a refresh interval, not synchronisation
     except KeyboardInterrupt:
         return
-    click.echo(f"\ntournament {state.tournament.status}")
+    failed = state.tournament.states[MatchState.FAILED]
+    if state.only_failed_left:
+        click.echo(f"\n{_rerun_hint(state)}")
+    else:
+        click.echo(f"\ntournament {state.tournament.status}" + (f", {failed} failed" if failed else ""))
+    if failed:
+        raise SystemExit(1)
+
+
+def _rerun_hint(state: records.Progress) -> str:
+    t = state.tournament
+    failed = t.states[MatchState.FAILED]
+    return (f"{t.done} of {t.matches} matches done; only failed matches are left ({failed}): see why with "
+            f"`uno-arena tournament status {t.id}`, queue them again with `uno-arena tournament rerun-failed "
+            f"{t.id}`")  # fmt: skip
+
+
+def _waiting(state: records.Progress) -> str:
+    """The queued matches, and how many of them wait out a retry's backoff (until when)."""
+    queued = state.tournament.states[MatchState.QUEUED]
+    next_retry = state.next_retry
+    if next_retry is None:
+        return str(queued)
+    return f"{queued} ({len(state.retries)} waiting for a retry, the next at {_clock(next_retry)})"
 
 
 def _detail(state: records.Progress) -> str:
     states = state.tournament.states
-    parts = [
-        f"{states[s]} {s}" for s in (MatchState.RUNNING, MatchState.QUEUED, MatchState.FAILED) if states[s]
-    ]
-    if state.eta_s is not None:
-        parts.append(f"ETA {_duration(state.eta_s)}")
+    parts = []
+    if states[MatchState.RUNNING]:
+        parts.append(f"{states[MatchState.RUNNING]} running")
+    if states[MatchState.QUEUED]:
+        parts.append(f"queued {_waiting(state)}")
+    if states[MatchState.FAILED]:
+        parts.append(f"{states[MatchState.FAILED]} failed")
+    parts.append(_eta(state))
     return ", ".join(parts)
+
+
+def _eta(state: records.Progress) -> str:
+    if state.eta_s is not None:
+        return f"ETA {_duration(state.eta_s)}"
+    t = state.tournament
+    if t.status is TournamentStatus.RUNNING and state.remaining and not t.states[MatchState.RUNNING]:
+        return "nothing running"
+    return "ETA -"
+
+
+def _clock(unix: float) -> str:
+    return time.strftime("%H:%M:%S", time.localtime(unix))
 
 
 def _duration(seconds: float) -> str:
@@ -171,7 +219,7 @@ def _summary_table(state: records.Progress) -> Table:
     t = state.tournament
     table = Table(title=f"{t.id} ({t.spec.name}): {t.status}", show_header=False)
     for label in MatchState:
-        table.add_row(str(label), str(t.states[label]))
+        table.add_row(str(label), _waiting(state) if label is MatchState.QUEUED else str(t.states[label]))
     table.add_row("total", str(t.matches))
-    table.add_row("ETA", _duration(state.eta_s) if state.eta_s is not None else "-")
+    table.add_row("ETA", _eta(state).removeprefix("ETA "))
     return table

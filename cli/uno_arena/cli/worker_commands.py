@@ -1,17 +1,25 @@
-"""`uno-arena worker`: an RQ worker on the project's queue, plus the reaper that requeues lost matches."""
+"""`uno-arena worker`: an `ArenaWorker` (RQ's worker, outage-proof, reaper included) on the prefix's queue."""
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 
 import click
-from rq import Worker
 
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.workers.queue import match_queue, queue_name
-from uno_arena.workers.reaper import Reaper
-from uno_arena.workers.settings import LEASE_VARIABLE, TOKEN_VARIABLE
+from uno_arena.workers.settings import (
+    LEASE_S,
+    LEASE_VARIABLE,
+    REDIS_WAIT_S,
+    REDIS_WAIT_VARIABLE,
+    SERVER_WAIT_S,
+    SERVER_WAIT_VARIABLE,
+    TOKEN_VARIABLE,
+)
+from uno_arena.workers.worker import ArenaWorker
 
 
 @click.command("worker")
@@ -20,24 +28,35 @@ from uno_arena.workers.settings import LEASE_VARIABLE, TOKEN_VARIABLE
               help=f"Control token for the match server (env {TOKEN_VARIABLE}).")  # fmt: skip
 @click.option("--name", help="Worker name (default: prefix, host and pid).")
 @click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
-@click.option("--lease-seconds", type=click.FloatRange(0.5), default=15.0, show_default=True,
+@click.option("--lease-seconds", type=click.FloatRange(0.5), default=LEASE_S, show_default=True,
               help="A match whose worker shows no sign of life this long is queued again.")  # fmt: skip
+@click.option("--server-wait", type=click.FloatRange(0), default=SERVER_WAIT_S, show_default=True,
+              envvar=SERVER_WAIT_VARIABLE,
+              help="Seconds a job waits for a match server that is down or restarting before the attempt "
+                   f"fails (env {SERVER_WAIT_VARIABLE}).")  # fmt: skip
+@click.option("--redis-wait", type=click.FloatRange(0), default=REDIS_WAIT_S, show_default=True,
+              envvar=REDIS_WAIT_VARIABLE,
+              help="Seconds a job waits for Redis to record a result before the attempt fails; the worker "
+                   f"itself waits for Redis as long as it takes (env {REDIS_WAIT_VARIABLE}).")  # fmt: skip
 def worker(redis_url: str, key_prefix: str, control_token: str, name: str | None, burst: bool,
-           lease_seconds: float) -> None:  # fmt: skip
+           lease_seconds: float, server_wait: float, redis_wait: float) -> None:  # fmt: skip
     """Play queued matches. Start as many as you like, on any machine that reaches Redis and the server.
 
-    Equivalent: `rq worker --with-scheduler -u URL PREFIX.matches` with UNO_ARENA_CONTROL_TOKEN set
-    (but without the reaper, so a killed worker's match waits for RQ's own cleanup or `tournament resume`).
+    Each worker also moves retries whose backoff is over to the queue and
+    requeues the matches of workers that died (its reaper), so none depends
+    on another; it waits out Redis and match server restarts.
+
+    Equivalent: `rq worker -w uno_arena.workers.worker.ArenaWorker -u URL PREFIX.matches` with
+    UNO_ARENA_CONTROL_TOKEN set. Plain `rq worker --with-scheduler` plays matches too, but has no
+    reaper and quits when Redis restarts under a busy worker.
     """
-    os.environ[TOKEN_VARIABLE] = control_token  # the work horse (a fork) reads them
+    os.environ[TOKEN_VARIABLE] = control_token  # the work horse (a fork) and the reaper read them
     os.environ[LEASE_VARIABLE] = str(lease_seconds)
+    os.environ[SERVER_WAIT_VARIABLE] = str(server_wait)
+    os.environ[REDIS_WAIT_VARIABLE] = str(redis_wait)
+    logging.getLogger("uno_arena").setLevel(logging.INFO)  # what the jobs and the reaper do, in the log
     client = connect(redis_url)
-    reaper = Reaper(connect(redis_url), key_prefix, interval=max(lease_seconds / 2, 0.5))
-    reaper.start()
     name = name or f"{key_prefix}-{socket.gethostname()}-{os.getpid()}".replace(":", "-")
-    rq_worker = Worker([match_queue(client, key_prefix)], connection=client, name=name)
-    click.echo(f"worker {rq_worker.name} on queue {queue_name(key_prefix)}")
-    try:
-        rq_worker.work(with_scheduler=True, burst=burst)
-    finally:
-        reaper.stop()
+    arena_worker = ArenaWorker([match_queue(client, key_prefix)], connection=client, name=name)
+    click.echo(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")
+    arena_worker.work(burst=burst)

@@ -11,21 +11,30 @@ Keys, all under the configured prefix (docs/redis.md lists them all):
 - `{p}:tournament:{id}:lease:{index}`: the worker playing the match; expires
   unless that worker keeps renewing it, which is how a dead worker is noticed.
 - `{p}:tournament:{id}:results`: list of match ids in the order they were recorded.
+- `{p}:tournament:{id}:retries`: hash, match index -> when its retry is due (unix seconds), set
+  when an attempt fails with retries left; read only while the match is queued.
+- `{p}:tournament:{id}:queueing:{index}`: held for a moment while a match is being queued, so that
+  two processes never queue it twice.
 """
 
 from __future__ import annotations
 
 import enum
 import json
+import logging
 import re
 import secrets
 import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 import redis
 
+from uno_arena.records.identity import NAME
 from uno_arena.records.spec import TournamentSpec, spec_from_dict
+
+log = logging.getLogger(__name__)
 
 
 class TournamentStatus(enum.StrEnum):
@@ -50,6 +59,45 @@ class TournamentError(ValueError):
 
 def index_key(prefix: str) -> str:
     return f"{prefix}:tournaments"
+
+
+# An id becomes part of Redis keys and URLs, so it has a bot name's shape (no ':', no '/', no spaces):
+# an id like `base:state` would otherwise name tournament `base`'s keys. "all" is the leaderboard's
+# name for every tournament (`uno_arena.leaderboard.board.ALL`), so no tournament may take it.
+RESERVED_IDS = frozenset({"all"})
+
+
+def is_valid_id(tournament_id: str) -> bool:
+    return bool(NAME.fullmatch(tournament_id)) and tournament_id not in RESERVED_IDS
+
+
+def check_id(tournament_id: str) -> str:
+    """The id if a tournament may have it, else a TournamentError saying what an id looks like."""
+    if tournament_id in RESERVED_IDS:
+        raise TournamentError(f"bad tournament id {tournament_id!r}: reserved (the leaderboard's name for "
+                              "every tournament)")  # fmt: skip
+    if not is_valid_id(tournament_id):
+        raise TournamentError(f"bad tournament id {tournament_id!r}: 1-63 letters, digits, '_', '.' or '-', "
+                              "starting with a letter or digit")  # fmt: skip
+    return tournament_id
+
+
+def exists(client: redis.Redis, prefix: str, tournament_id: str) -> bool:
+    """Whether the tournament is listed; a malformed id is False without reading any key."""
+    return is_valid_id(tournament_id) and client.zscore(index_key(prefix), tournament_id) is not None
+
+
+def check_exists(client: redis.Redis, prefix: str, tournament_id: str) -> str:
+    """The id of a listed tournament, else a TournamentError (a malformed id is refused as such)."""
+    if not exists(client, prefix, check_id(tournament_id)):
+        raise TournamentError(f"no tournament {tournament_id!r} (see `uno-arena tournament list`)")
+    return tournament_id
+
+
+def is_match_id(match_id: str) -> bool:
+    """Whether `match_id` has the shape `Keys.match_id` gives: a valid tournament id, `-m`, the index."""
+    tournament_id, mark, index = match_id.rpartition("-m")
+    return bool(mark) and index.isascii() and index.isdigit() and is_valid_id(tournament_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +135,15 @@ class Keys:
     def results(self) -> str:
         return f"{self.tournament}:results"
 
+    @property
+    def retries(self) -> str:
+        return f"{self.tournament}:retries"
+
     def lease(self, index: int) -> str:
         return f"{self.tournament}:lease:{index}"
+
+    def queueing(self, index: int) -> str:
+        return f"{self.tournament}:queueing:{index}"
 
     def match_id(self, index: int) -> str:
         return f"{self.tournament_id}-m{index:05d}"
@@ -100,8 +155,9 @@ def text(value: bytes | str) -> str:
 
 
 def new_tournament_id(name: str) -> str:
-    slug = re.sub(r"[^A-Za-z0-9_-]", "-", name)[:40]
-    return f"{slug}-{secrets.token_hex(3)}"
+    """The name's letters, digits, '_' and '-' (anything else becomes '-') and a random suffix: a valid id."""
+    slug = re.sub(r"[^A-Za-z0-9_-]", "-", name)[:40].lstrip("_-") or "tournament"
+    return check_id(f"{slug}-{secrets.token_hex(3)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +173,8 @@ class ScheduledMatch:
 
 def create(client: redis.Redis, prefix: str, spec: TournamentSpec, matches: list[ScheduledMatch],
            tournament_id: str | None = None) -> str:  # fmt: skip
-    """Store the spec and its schedule; nothing is queued until `start`."""
-    tournament_id = tournament_id or new_tournament_id(spec.name)
+    """Store the spec and its schedule; nothing is queued until `start`. A bad id writes nothing."""
+    tournament_id = new_tournament_id(spec.name) if tournament_id is None else check_id(tournament_id)
     keys = Keys(prefix, tournament_id)
     now = time.time()
     if not client.hsetnx(keys.tournament, "spec", json.dumps(spec.to_dict())):
@@ -153,11 +209,11 @@ class Tournament:
 
 
 def load(client: redis.Redis, prefix: str, tournament_id: str) -> Tournament:
-    keys = Keys(prefix, tournament_id)
+    keys = Keys(prefix, check_id(tournament_id))
     record = {text(k): text(v) for k, v in client.hgetall(keys.tournament).items()}
     if "spec" not in record:
         raise TournamentError(f"no tournament {tournament_id!r} (see `uno-arena tournament list`)")
-    states = Counter(MatchState(text(v)) for v in client.hvals(keys.state))
+    states = Counter(_match_states(tournament_id, client.hgetall(keys.state)).values())
     return Tournament(
         id=tournament_id,
         spec=spec_from_dict(json.loads(record["spec"])),
@@ -179,13 +235,42 @@ def scheduled_match(client: redis.Redis, prefix: str, tournament_id: str, index:
     return ScheduledMatch(index, values["cycle"], tuple(values["bots"]), values["seed"], values["dealer"])
 
 
+_STATES = frozenset(s.value for s in MatchState)
+_warned: set[str] = set()  # malformed ids and records already logged: a page refreshing every 5 s logs once
+
+
+def _warn_once(what: str, message: str, *args: object) -> None:
+    if what not in _warned:
+        _warned.add(what)
+        log.warning(message, *args)
+
+
 def list_ids(client: redis.Redis, prefix: str) -> list[str]:
-    return [text(i) for i in client.zrange(index_key(prefix), 0, -1)]  # type: ignore[arg-type]
+    """Every tournament's id, oldest first. An id a version before ids were checked stored (`base:state`)
+    is skipped, with a warning: its keys may be another tournament's, so it is never read."""
+    ids = [text(i) for i in client.zrange(index_key(prefix), 0, -1)]  # type: ignore[arg-type]
+    for bad in (i for i in ids if not is_valid_id(i)):
+        _warn_once(f"{prefix} {bad}", "skipping tournament %r under %s: not a valid id (stored by an older "
+                   "version; its keys may overlap another tournament's)", bad, prefix)  # fmt: skip
+    return [i for i in ids if is_valid_id(i)]
+
+
+def _match_states(tournament_id: str, raw: Mapping[bytes | str, bytes | str]) -> dict[int, MatchState]:
+    """Match index -> state; a field that is neither is skipped with a warning (an older version that
+    took any id wrote a tournament `X:state`'s own fields into tournament X's state hash)."""
+    found = {}
+    for key, value in raw.items():
+        index, state = text(key), text(value)
+        if index.isascii() and index.isdigit() and state in _STATES:
+            found[int(index)] = MatchState(state)
+        else:
+            _warn_once(f"{tournament_id} {index}", "tournament %s: ignoring %r in its match states (not a "
+                       "match index and state)", tournament_id, index)  # fmt: skip
+    return found
 
 
 def states(client: redis.Redis, prefix: str, tournament_id: str) -> dict[int, MatchState]:
-    raw = client.hgetall(Keys(prefix, tournament_id).state)
-    return {int(k): MatchState(text(v)) for k, v in raw.items()}
+    return _match_states(tournament_id, client.hgetall(Keys(prefix, tournament_id).state))
 
 
 def errors(client: redis.Redis, prefix: str, tournament_id: str) -> dict[int, str]:
@@ -214,18 +299,47 @@ def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **time
 
 @dataclass(frozen=True, slots=True)
 class Progress:
+    """How far a tournament is, and what its waiting matches wait for."""
+
     tournament: Tournament
-    eta_s: float | None  # from the pace since the start; None before the first result
+    eta_s: float | None  # from the pace since the start; None before the first result and while none runs
+    retries: dict[int, float] = field(default_factory=dict)  # queued matches waiting out a retry: when due
 
     @property
     def remaining(self) -> int:
         return self.tournament.matches - self.tournament.done
 
+    @property
+    def next_retry(self) -> float | None:
+        """When the first of the retries waited for is due (unix seconds)."""
+        return min(self.retries.values(), default=None)
+
+    @property
+    def only_failed_left(self) -> bool:
+        """Running, but nothing will move without an organiser: every match not done has failed."""
+        states = self.tournament.states
+        waiting = states[MatchState.SCHEDULED] + states[MatchState.QUEUED] + states[MatchState.RUNNING]
+        failed = states[MatchState.FAILED]
+        return self.tournament.status is TournamentStatus.RUNNING and not waiting and failed > 0
+
 
 def progress(client: redis.Redis, prefix: str, tournament_id: str) -> Progress:
     tournament = load(client, prefix, tournament_id)
+    retries: dict[int, float] = {}
+    if tournament.states[MatchState.QUEUED]:
+        keys, now = Keys(prefix, tournament_id), time.time()
+        queued = {i for i, s in states(client, prefix, tournament_id).items() if s is MatchState.QUEUED}
+        for raw_index, raw_due in client.hgetall(keys.retries).items():
+            index, due = text(raw_index), text(raw_due)
+            try:
+                if int(index) in queued and float(due) > now:
+                    retries[int(index)] = float(due)
+            except ValueError:
+                _warn_once(f"{tournament_id} retries {index}", "tournament %s: ignoring retry %r: %r",
+                           tournament_id, index, due)  # fmt: skip
     eta = None
-    if tournament.started and tournament.done and tournament.status is TournamentStatus.RUNNING:
+    running = tournament.states[MatchState.RUNNING]
+    if tournament.started and tournament.done and running and tournament.status is TournamentStatus.RUNNING:
         elapsed = time.time() - tournament.started
         eta = elapsed / tournament.done * (tournament.matches - tournament.done)
-    return Progress(tournament, eta)
+    return Progress(tournament, eta, retries)

@@ -3,16 +3,29 @@
 `play_match(tournament_id, index, prefix)` takes ids only and is idempotent:
 a recorded match returns at once; a match still running on the server (its
 last worker died) is attached to rather than played again; recording counts
-it once whatever happens. While it plays, the job renews a lease in Redis so
-that a worker killed mid-match is noticed (see `workers.reaper`).
+it once whatever happens. While it plays, the job holds a lease in Redis so
+that a worker killed mid-match is noticed (see `workers.reaper`), and a
+second copy of the job finds the match taken and leaves it.
+
+What the server sends back is checked against the schedule (seats, seed,
+rules): a match id the server knows as some other match is never recorded.
+Outages are waited out rather than counted as failures: Redis (every write,
+for up to `redis_wait_s`) and the match server (`server_wait_s`: a server
+that is down, restarting or aborted the match as it shut down is waited for,
+then asked again for the same match id).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import os
+import secrets
+import socket
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+import time
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import grpc
 import redis
@@ -24,22 +37,33 @@ from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
     Keys,
     MatchState,
+    ScheduledMatch,
     TournamentError,
     TournamentStatus,
     load,
     scheduled_match,
     set_state,
 )
+from uno_arena.rules import ConfigError
 from uno_arena.server import wire
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.workers.outage import patiently
 from uno_arena.workers.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+FIRST_SERVER_PAUSE_S = 0.5
+LONGEST_SERVER_PAUSE_S = 5.0
+
 
 class MatchFailed(RuntimeError):
     """The match could not be played (e.g. a bot not connected); RQ retries it if it can."""
+
+
+class _ServerGone(Exception):
+    """The server is down or restarting (UNAVAILABLE), or aborted the match as it shut down."""
 
 
 def play_match(tournament_id: str, index: int, prefix: str) -> str:
@@ -47,64 +71,116 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
     if job is None:
         raise RuntimeError("play_match runs as an RQ job")
     client: redis.Redis = job.connection
+    settings = WorkerSettings.from_env()
     keys = Keys(prefix, tournament_id)
-    if is_recorded(client, keys, index):
+
+    def waiting(action: Callable[[], T], what: str) -> T:
+        return patiently(action, f"{tournament_id} match {index}: {what}", settings.redis_wait_s)
+
+    if waiting(lambda: is_recorded(client, keys, index), "reading its record"):
         return "already recorded"
     try:
-        tournament = load(client, prefix, tournament_id)
+        tournament = waiting(lambda: load(client, prefix, tournament_id), "reading the tournament")
     except TournamentError:  # deleted from Redis meanwhile: nothing to play or record, nothing to retry
         log.warning("%s match %d: the tournament is gone", tournament_id, index)
         return "tournament gone"
     if tournament.status is TournamentStatus.CANCELLED:
-        set_state(client, keys, index, MatchState.CANCELLED)
+        waiting(lambda: set_state(client, keys, index, MatchState.CANCELLED), "marking it cancelled")
         return "tournament cancelled"
-    settings = WorkerSettings.from_env()
-    with _lease(client, keys, index, job.id, settings.lease_seconds):
+    match = waiting(lambda: scheduled_match(client, prefix, tournament_id, index), "reading the schedule")
+    lease = Lease(client, keys, index, settings.lease_seconds)
+    if not waiting(lease.take, "taking its lease"):
+        log.info("%s match %d: another worker is playing it", tournament_id, index)
+        return "played by another worker"
+    with lease.kept():
         try:
-            finished, log_bytes = _play(client, keys, index, tournament.spec, settings)
+            finished, log_bytes = _play(keys, index, match, tournament.spec, settings)
         except MatchFailed as error:
             retrying = bool(job.retries_left)
-            state = MatchState.QUEUED if retrying else MatchState.FAILED
-            set_state(client, keys, index, state, f"{error}{' (will retry)' if retrying else ''}")
+            due = time.time() + job.get_retry_interval() if retrying else None
+            reason = f"{error}{' (will retry)' if retrying else ''}"
+            waiting(lambda: _mark_failed(client, keys, index, reason, due), "recording why it failed")
             raise
-        new = record(client, keys, index, finished, log_bytes)
-    board.refresh(client, prefix, tournament_id)
+        new = waiting(lambda: record(client, keys, index, finished, log_bytes), "recording the result")
+    waiting(lambda: board.refresh(client, prefix, tournament_id), "refreshing the leaderboard")
     outcome = "recorded" if new else "already recorded"
     log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
     return outcome
 
 
-@contextmanager
-def _lease(client: redis.Redis, keys: Keys, index: int, holder: str, seconds: float) -> Iterator[None]:
-    """Hold the match's lease, renewed every third of its life, and mark the match running."""
-    ttl = max(int(seconds * 1000), 1)
-    with client.pipeline() as pipe:  # lease first: a match shown running always has one
-        pipe.set(keys.lease(index), holder, px=ttl)
-        pipe.hincrby(keys.attempts, index, 1)
-        pipe.execute()
-    set_state(client, keys, index, MatchState.RUNNING)
-    stop = threading.Event()
+def _mark_failed(client: redis.Redis, keys: Keys, index: int, reason: str, due: float | None) -> None:
+    """Queued again with the retry's due time, or failed for good."""
+    set_state(client, keys, index, MatchState.FAILED if due is None else MatchState.QUEUED, reason)
+    if due is not None:
+        client.hset(keys.retries, index, f"{due:.3f}")
 
-    def renew() -> None:
-        while not stop.wait(seconds / 3):
+
+# Take or renew the lease unless another holder has it. Taking a vacant lease starts an attempt:
+# the match is counted and shown running (after a Redis outage let it lapse, renewing takes it back).
+_TAKE = """
+local holder = redis.call('GET', KEYS[1])
+if holder and holder ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if not holder then
+  if ARGV[4] == '1' then redis.call('HINCRBY', KEYS[3], ARGV[3], 1) end
+  if redis.call('HGET', KEYS[2], ARGV[3]) ~= 'done' then redis.call('HSET', KEYS[2], ARGV[3], 'running') end
+end
+return 1
+"""
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0"
+
+
+class Lease:
+    """The match's lease: held by one job at a time, renewed every third of its life while it plays."""
+
+    def __init__(self, client: redis.Redis, keys: Keys, index: int, seconds: float) -> None:
+        self.client, self.keys, self.index, self.seconds = client, keys, index, seconds
+        self.holder = f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(4)}"
+        self.ttl_ms = max(int(seconds * 1000), 1)
+
+    def take(self, first: bool = True) -> bool:
+        """Whether this job holds the lease now (False: another live job plays the match)."""
+        keys = self.keys
+        lease, attempt = keys.lease(self.index), "1" if first else "0"
+        return bool(self.client.eval(_TAKE, 3, lease, keys.state, keys.attempts, self.holder, self.ttl_ms,
+                                     self.index, attempt))  # fmt: skip
+
+    @contextlib.contextmanager
+    def kept(self) -> Iterator[None]:
+        stop = threading.Event()
+        thread = threading.Thread(target=self._renew, args=(stop,), name=f"lease-{self.index}", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join()
             try:
-                client.set(keys.lease(index), holder, px=ttl)
-            except redis.RedisError as error:  # the next renewal may get through
-                log.warning("cannot renew the lease of match %d: %s", index, error)
+                patiently(lambda: self.client.eval(_RELEASE, 1, self.keys.lease(self.index), self.holder),
+                          f"{self.keys.tournament_id} match {self.index}: releasing its lease",
+                          self.seconds)  # fmt: skip
+            except redis.RedisError as error:  # it expires by itself
+                log.warning("cannot release the lease of match %d: %s", self.index, error)
 
-    thread = threading.Thread(target=renew, name=f"lease-{index}", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join()
-        client.delete(keys.lease(index))
+    def _renew(self, stop: threading.Event) -> None:
+        pause, lost = self.seconds / 3, False
+        while not stop.wait(pause):
+            try:
+                held = self.take(first=False)
+            except redis.RedisError as error:  # Redis away: try again soon, it may be back
+                log.warning("cannot renew the lease of match %d: %s", self.index, error)
+                pause = min(0.25, self.seconds / 3)
+                continue
+            pause = self.seconds / 3
+            if not held and not lost:
+                lost = True
+                log.warning("%s match %d: its lease lapsed and another job took the match; playing on "
+                            "(the result counts once)", self.keys.tournament_id, self.index)  # fmt: skip
 
 
-def _play(client: redis.Redis, keys: Keys, index: int, spec: TournamentSpec,
+def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec,
           settings: WorkerSettings) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
-    match = scheduled_match(client, keys.prefix, keys.tournament_id, index)
+    """Play the match (or attach to it, or fetch its result), waiting out a server that is away."""
     deadlines = spec.deadlines
     request = control_pb2.PlayMatchRequest(
         match_id=keys.match_id(index),
@@ -116,27 +192,88 @@ def _play(client: redis.Redis, keys: Keys, index: int, spec: TournamentSpec,
         disconnect_grace_ms=deadlines.disconnect_grace_ms,
         wait_for_bots_ms=deadlines.wait_for_bots_ms,
     )
-    metadata = [("authorization", f"Bearer {settings.control_token}")]
+    gone_since: float | None = None
+    pause = FIRST_SERVER_PAUSE_S
+    while True:
+        try:
+            return _attempt(request, spec.server, settings.control_token)
+        except _ServerGone as gone:
+            now = time.monotonic()
+            gone_since = now if gone_since is None else gone_since
+            left = settings.server_wait_s - (now - gone_since)
+            if left <= 0:
+                waited = f"waited {settings.server_wait_s:g} s for the match server"
+                raise MatchFailed(f"{gone} ({waited})") from None
+            log.warning("%s: %s; waiting up to %.0f s for the match server at %s", request.match_id, gone,
+                        left, spec.server)  # fmt: skip
+            _await_server(spec.server, min(pause, left), left)
+            pause = min(pause * 2, LONGEST_SERVER_PAUSE_S)
+
+
+def _await_server(address: str, pause: float, timeout: float) -> None:
+    """Pause, then wait until the server accepts connections (or `timeout` passes)."""
+    time.sleep(pause)  # a backoff: a server that is up but refusing (draining) is not asked in a loop
+    with grpc.insecure_channel(address) as channel, contextlib.suppress(grpc.FutureTimeoutError):
+        grpc.channel_ready_future(channel).result(timeout=max(timeout - pause, 0.01))
+
+
+def _attempt(request: control_pb2.PlayMatchRequest, server: str,
+             token: str) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
+    metadata = [("authorization", f"Bearer {token}")]
     chunks: list[bytes] = []
     events = 0
     try:
-        with grpc.insecure_channel(spec.server) as channel:
+        with grpc.insecure_channel(server) as channel:
             stub = control_pb2_grpc.ControlServiceStub(channel)
             for progress in stub.PlayMatch(request, metadata=metadata):
                 kind = progress.WhichOneof("kind")
-                if kind == "log":
+                if kind == "started":
+                    _check_same(request, progress.started.bots, None, progress.started.rules)
+                elif kind == "log":
                     chunks.append(progress.log.SerializeToString())
                     events += len(progress.log.events)
                 elif kind == "finished":
-                    _check(progress.finished, events)
-                    return progress.finished, b"".join(chunks)
+                    finished = progress.finished
+                    _check_same(request, finished.result.bots, finished.seed, finished.rules)
+                    if finished.result.reason == pb.MATCH_END_ABORTED:
+                        raise _ServerGone("the match server aborted the match (shutting down?)")
+                    if finished.event_count != events:
+                        raise MatchFailed(f"event log incomplete: {events} of {finished.event_count} events")
+                    return finished, b"".join(chunks)
     except grpc.RpcError as error:
-        raise MatchFailed(f"{error.code().name}: {error.details()}") from None
+        code, details = error.code(), error.details()
+        if code == grpc.StatusCode.UNAVAILABLE:
+            raise _ServerGone(f"UNAVAILABLE: {details}") from None
+        if code == grpc.StatusCode.ALREADY_EXISTS:
+            raise MatchFailed(f"{_different(request)}: {details}") from None
+        raise MatchFailed(f"{code.name}: {details}") from None
     raise MatchFailed("the match server ended the stream without a result")
 
 
-def _check(finished: control_pb2.FinishedMatch, events: int) -> None:
-    if finished.result.reason == pb.MATCH_END_ABORTED:
-        raise MatchFailed("the match server aborted the match (shutting down?)")
-    if finished.event_count != events:
-        raise MatchFailed(f"event log incomplete: {events} of {finished.event_count} events")
+def _check_same(request: control_pb2.PlayMatchRequest, bots: list[str], seed: int | None,
+                rules: pb.RulesConfig) -> None:  # fmt: skip
+    """Refuse what the server sent under our match id if it is not the scheduled match.
+
+    The server answers a known id with that match (running or just finished)
+    whatever else the request says: an id taken earlier by another caller
+    would otherwise be recorded as the scheduled match.
+    """
+    differences = []
+    if list(bots) != list(request.bots):
+        differences.append(f"bots {','.join(bots) or '-'} (scheduled {','.join(request.bots)})")
+    if seed is not None and seed != request.seed:
+        differences.append(f"seed {seed} (scheduled {request.seed})")
+    wanted = wire.rules_from(request.rules, len(request.bots)).to_dict()
+    try:
+        played = wire.rules_from(rules, len(request.bots)).to_dict()
+    except ConfigError as error:
+        differences.append(f"rules unreadable ({error})")
+    else:
+        differences += [f"rules.{k} {played[k]} (scheduled {v})" for k, v in wanted.items()
+                        if played.get(k) != v]  # fmt: skip
+    if differences:
+        raise MatchFailed(f"{_different(request)}: {'; '.join(differences)}")
+
+
+def _different(request: control_pb2.PlayMatchRequest) -> str:
+    return f"match id {request.match_id} on the server is a different match"

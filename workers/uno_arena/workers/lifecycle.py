@@ -25,7 +25,7 @@ from uno_arena.records.tournament import (
     set_status,
     states,
 )
-from uno_arena.workers.queue import enqueue, job_id, waiting
+from uno_arena.workers.queue import Run, enqueue, job_id, job_run
 from uno_arena.workers.reaper import reap
 from uno_arena.workers.schedule import schedule
 
@@ -79,7 +79,13 @@ def _cancel_job(client: redis.Redis, job: str) -> None:
 
 
 def resume(client: redis.Redis, prefix: str, tournament_id: str) -> int:
-    """Queue again whatever is not done, running or failed (cancelled, lost); return how many."""
+    """Queue again whatever waits with nothing to play it; return how many.
+
+    That is: cancelled matches, matches whose worker died (running ones whose
+    lease expired, jobs a dead worker had started), retries whose time has
+    passed, and queued matches whose job was lost. Matches done, failed,
+    running, in the queue or waiting out a retry's backoff are left alone.
+    """
     tournament = load(client, prefix, tournament_id)
     keys = Keys(prefix, tournament_id)
     if tournament.status is TournamentStatus.FINISHED:
@@ -96,7 +102,8 @@ def rerun_failed(client: redis.Redis, prefix: str, tournament_id: str, settle_s:
     """Queue the failed matches again; return how many.
 
     A job marks its match failed just before RQ files the job as failed, so
-    a job still shown as running is given up to `settle_s` seconds to settle.
+    a job still running on a live worker is given up to `settle_s` seconds to
+    settle. One that a dead worker had started is queued at once.
     """
     tournament = load(client, prefix, tournament_id)
     failed = [i for i, s in states(client, prefix, tournament_id).items() if s is MatchState.FAILED]
@@ -104,6 +111,6 @@ def rerun_failed(client: redis.Redis, prefix: str, tournament_id: str, settle_s:
         set_status(client, Keys(prefix, tournament_id), TournamentStatus.RUNNING)
     deadline = time.monotonic() + settle_s
     for index in failed:
-        while waiting(client, prefix, tournament_id, index) and time.monotonic() < deadline:
+        while job_run(client, prefix, tournament_id, index) is Run.STARTED and time.monotonic() < deadline:
             time.sleep(0.05)
     return enqueue(client, prefix, tournament_id, tournament.spec, failed)

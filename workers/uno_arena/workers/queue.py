@@ -1,31 +1,53 @@
-"""The match queue: one RQ job per scheduled match, never two at once.
+"""The match queue: one RQ job per scheduled match, never two at once, never two entries of one.
 
-The job id is derived from the prefix, tournament and match index, and a
-match whose job is waiting or running is not queued again. RQ keeps its own
+The job id is derived from the prefix, tournament and match index. Before a
+match is queued, `job_run` says where its job really is: a job RQ shows as
+queued, scheduled or started is left alone only if something will run it
+(an entry in the queue, a retry not yet due, a live worker), so a match whose
+worker died or whose retry nobody moved is queued again. RQ keeps its own
 keys under `rq:` (queue `{prefix}.matches`); ours stay under the prefix.
 """
 
 from __future__ import annotations
 
+import contextlib
+import enum
+import logging
 import math
-import re
-from collections.abc import Iterable
+import secrets
+import time
+from collections.abc import Iterable, Iterator
+from typing import cast
 
 import redis
 from rq import Queue, Retry
 from rq.exceptions import NoSuchJobError
+from rq.executions import Execution
 from rq.job import Job, JobStatus
+from rq.registry import ScheduledJobRegistry, StartedJobRegistry
+from rq.worker import Worker
 
 from uno_arena.records.spec import TournamentSpec
-from uno_arena.records.tournament import Keys, MatchState, set_state
+from uno_arena.records.tournament import Keys, MatchState, set_state, text
 from uno_arena.workers.jobs import play_match
 
-_WAITING = {JobStatus.QUEUED, JobStatus.STARTED, JobStatus.SCHEDULED, JobStatus.DEFERRED}
+log = logging.getLogger(__name__)
+
 DECISIONS_PER_SEAT = 600  # per 500 points: well above what real matches take
+QUEUE_SUFFIX = ".matches"
+# A live worker takes a match's lease within milliseconds of starting its job; one started this
+# long ago by a registered worker and still without a lease is taken for dead.
+STARTED_GRACE_S = 10.0
+QUEUEING_LOCK_MS = 10_000
 
 
 def queue_name(prefix: str) -> str:
-    return f"{prefix}.matches"
+    return f"{prefix}{QUEUE_SUFFIX}"
+
+
+def prefix_of(queue: str) -> str | None:
+    """The key prefix whose matches a queue holds (None: not a match queue)."""
+    return queue.removesuffix(QUEUE_SUFFIX) if queue.endswith(QUEUE_SUFFIX) else None
 
 
 def match_queue(client: redis.Redis, prefix: str) -> Queue:
@@ -33,7 +55,21 @@ def match_queue(client: redis.Redis, prefix: str) -> Queue:
 
 
 def job_id(prefix: str, tournament_id: str, index: int) -> str:
-    return re.sub(r"[^A-Za-z0-9_-]", "_", f"{prefix}-{tournament_id}-{index}")
+    """The match's RQ job id: RQ allows only [A-Za-z0-9_-], so the parts are escaped, one to one.
+
+    >>> job_id("uno-arena", "spring_2026.a", 3)
+    'uno-arena__spring_u2026_da__3'
+    """
+    return f"{_escaped(prefix)}__{_escaped(tournament_id)}__{index}"
+
+
+def _escaped(part: str) -> str:
+    """`part` in RQ's alphabet: `_` starts an escape and is never doubled, so `__` can join parts."""
+    return "".join(_ESCAPES.get(c) or (c if c.isascii() and (c.isalnum() or c == "-") else f"_x{ord(c):06x}")
+                   for c in part)  # fmt: skip
+
+
+_ESCAPES = {"_": "_u", ".": "_d", ":": "_c"}
 
 
 def job_timeout(spec: TournamentSpec) -> int:
@@ -50,40 +86,159 @@ def retry(spec: TournamentSpec) -> Retry | None:
     return Retry(max=spec.retries.attempts, interval=list(spec.retries.backoff_s))
 
 
-def waiting(client: redis.Redis, prefix: str, tournament_id: str, index: int) -> bool:
-    """Whether the match's job is queued, running or scheduled for a retry."""
+class Run(enum.Enum):
+    """Where a match's RQ job is, as far as playing the match goes."""
+
+    NONE = "none"  # no job, or one that ended (finished, failed, cancelled): nothing will play the match
+    QUEUED = "queued"  # in the queue, or being taken from it by a worker
+    SCHEDULED = "scheduled"  # waiting out a retry's backoff
+    DUE = "due"  # a retry whose backoff is over, not moved to the queue yet
+    STARTED = "started"  # a live worker runs it
+    ABANDONED = "abandoned"  # shown as queued or started, but nothing will run it (its worker died)
+
+
+def job_run(client: redis.Redis, prefix: str, tournament_id: str, index: int,
+            grace_s: float = STARTED_GRACE_S) -> Run:  # fmt: skip
+    """Where the match's job is. A started job counts as running while the match's lease is held, or
+    for `grace_s` after it started if the worker that started it is registered with RQ."""
     try:
         job = Job.fetch(job_id(prefix, tournament_id, index), connection=client)
     except NoSuchJobError:
+        return Run.NONE
+    status = job.get_status(refresh=False)
+    queue = match_queue(client, prefix)
+    if status == JobStatus.SCHEDULED:
+        due = client.zscore(ScheduledJobRegistry(queue=queue).key, job.id)  # type: ignore[no-untyped-call]
+        if due is None:
+            return Run.ABANDONED
+        return Run.DUE if due <= time.time() else Run.SCHEDULED
+    if status not in (JobStatus.QUEUED, JobStatus.STARTED, JobStatus.DEFERRED):
+        return Run.NONE
+    executions = _executions(client, queue, job.id)
+    if status == JobStatus.STARTED or executions:
+        keys = Keys(prefix, tournament_id)
+        runs = executions or [(job.worker_name or "", job.started_at.timestamp() if job.started_at else 0.0)]
+        alive = client.exists(keys.lease(index)) or any(
+            _registered(client, worker) and time.time() - began < grace_s for worker, began in runs
+        )
+        return Run.STARTED if alive else Run.ABANDONED
+    listed = (client.lpos(queue.key, job.id) is not None
+              or client.lpos(queue.intermediate_queue_key, job.id) is not None)  # fmt: skip
+    return Run.QUEUED if listed else Run.ABANDONED
+
+
+def members(client: redis.Redis, key: str, high: float | None = None) -> list[str]:
+    """A sorted set's members in score order (only those scored up to `high`, if given)."""
+    raw = client.zrange(key, 0, -1) if high is None else client.zrangebyscore(key, 0, high)
+    return [text(m) for m in cast(list[bytes], raw)]
+
+
+def _executions(client: redis.Redis, queue: Queue, job: str) -> list[tuple[str, float]]:
+    """(worker name, start as unix seconds) of each run of the job in RQ's started registry."""
+    found = []
+    for entry in members(client, StartedJobRegistry(queue=queue).key):
+        entry_job, _, execution_id = entry.rpartition(":")
+        if entry_job != job:
+            continue
+        try:
+            execution = Execution.fetch(execution_id, job, connection=client)
+        except ValueError:  # its record expired: the worker stopped heartbeating long ago
+            found.append(("", 0.0))
+            continue
+        found.append((execution.worker_name, execution.created_at.timestamp()))
+    return found
+
+
+def _registered(client: redis.Redis, worker: str) -> bool:
+    """Whether an RQ worker of this name is registered and has not said it died."""
+    key = Worker.redis_worker_namespace_prefix + worker
+    return bool(worker) and bool(client.exists(key)) and not client.hexists(key, "death")
+
+
+def _forget_run(client: redis.Redis, queue: Queue, job: str) -> None:
+    """Drop a dead run's traces (started registry, RQ's intermediate list), which RQ would otherwise
+    clean up later by queueing the job a second time."""
+    registry = StartedJobRegistry(queue=queue).key
+    dead = [e for e in members(client, registry) if e.rpartition(":")[0] == job]
+    with client.pipeline() as pipe:
+        if dead:
+            pipe.zrem(registry, *dead)
+        pipe.lrem(queue.intermediate_queue_key, 0, job)
+        pipe.execute()
+
+
+def release_due(client: redis.Redis, queue: Queue, job: str) -> bool:
+    """Move a retry from RQ's scheduled registry to the front of the queue, if this call claims it.
+
+    The claim is the ZREM: of all the processes that try at once, exactly
+    one removes the entry, and only that one queues the job.
+    """
+    if not client.zrem(ScheduledJobRegistry(queue=queue).key, job):  # type: ignore[no-untyped-call]
         return False
-    return job.get_status() in _WAITING
+    try:
+        found = Job.fetch(job, connection=client)
+    except NoSuchJobError:
+        return False
+    queue.enqueue_job(found, at_front=True)  # as RQ's scheduler does, ahead of matches not tried yet
+    return True
+
+
+@contextlib.contextmanager
+def _queueing(client: redis.Redis, keys: Keys, index: int) -> Iterator[bool]:
+    """Whether this process may queue the match now: one at a time, so no two queue it twice."""
+    token = secrets.token_hex(8)
+    mine = bool(client.set(keys.queueing(index), token, nx=True, px=QUEUEING_LOCK_MS))
+    try:
+        yield mine
+    finally:
+        if mine:
+            client.eval(_RELEASE, 1, keys.queueing(index), token)
+
+
+_RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end"
 
 
 def enqueue(client: redis.Redis, prefix: str, tournament_id: str, spec: TournamentSpec,
-            indices: Iterable[int], *, force: bool = False) -> int:  # fmt: skip
-    """Queue these matches (not those done, nor unless `force` those whose job waits or runs).
+            indices: Iterable[int], *, force: bool = False, at_front: bool = False) -> int:  # fmt: skip
+    """Queue these matches, each at most once; return how many were queued.
 
-    `force` is for a match whose worker died: RQ still shows its job as started.
+    Left alone: matches done, and those whose job will run anyway: in the
+    queue, waiting out a retry, or (unless `force`, for a caller that knows
+    the worker is gone) started by a live worker. A retry whose time has
+    come is moved to the queue now, with its retries left. A match whose job
+    was abandoned (its worker died), or `force`d, goes to the front: the
+    server may still hold its result, which it forgets after a while.
     """
     keys, queue, queued = Keys(prefix, tournament_id), match_queue(client, prefix), 0
     for index in indices:
-        if not force and waiting(client, prefix, tournament_id, index):
-            continue
-        if not set_state(client, keys, index, MatchState.QUEUED):
-            continue  # recorded meanwhile
-        queue.enqueue(
-            play_match,
-            tournament_id,
-            index,
-            prefix,
-            job_id=job_id(prefix, tournament_id, index),
-            job_timeout=job_timeout(spec),
-            retry=retry(spec),
-            result_ttl=86_400,
-            failure_ttl=7 * 86_400,
-            description=f"{tournament_id} match {index}",
-        )
-        queued += 1
+        identifier = job_id(prefix, tournament_id, index)
+        with _queueing(client, keys, index) as mine:
+            if not mine:
+                continue  # another process is queueing it this very moment
+            run = job_run(client, prefix, tournament_id, index)
+            if run in (Run.QUEUED, Run.SCHEDULED) or (run is Run.STARTED and not force):
+                continue
+            if not set_state(client, keys, index, MatchState.QUEUED):
+                continue  # recorded meanwhile
+            client.hdel(keys.retries, index)
+            if run is Run.DUE:
+                queued += release_due(client, queue, identifier)
+                continue
+            _forget_run(client, queue, identifier)
+            queue.enqueue(
+                play_match,
+                tournament_id,
+                index,
+                prefix,
+                job_id=identifier,
+                job_timeout=job_timeout(spec),
+                retry=retry(spec),
+                result_ttl=86_400,
+                failure_ttl=7 * 86_400,
+                description=f"{tournament_id} match {index}",
+                at_front=at_front or run in (Run.ABANDONED, Run.STARTED),
+            )
+            queued += 1
     return queued
 
 

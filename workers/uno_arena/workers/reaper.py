@@ -1,10 +1,17 @@
-"""Noticing matches whose worker died, and queueing them again.
+"""Noticing matches whose worker died, queueing them again, and moving retries whose time has come.
 
 A job holds a lease while it plays (`workers.jobs`). A match marked running
 whose lease has expired lost its worker (SIGKILL, power cut, OOM): it is put
-back in the queue, where the next job attaches to it on the match server if
-it is still being played there, or plays it again. Every `uno-arena worker`
-runs this every few seconds; `uno-arena tournament resume` runs it once.
+back at the front of the queue, where the next job attaches to it on the
+match server if it is still being played there, gets its result if the
+server still has it, or plays it again.
+
+Workers run without RQ's scheduler, which one process runs under a lock
+that nobody else takes for minutes once that process dies. Instead every
+worker's reaper moves due retries from RQ's scheduled registry to the queue
+every second, each claimed by removing it from the registry, so exactly one
+reaper queues it. Every `uno-arena worker` runs a `Reaper`; `uno-arena
+tournament resume` runs `reap` once.
 """
 
 from __future__ import annotations
@@ -14,16 +21,25 @@ import threading
 import time
 
 import redis
-from rq.exceptions import NoSuchJobError
-from rq.job import Job
-from rq.registry import ScheduledJobRegistry, StartedJobRegistry
+from rq.registry import ScheduledJobRegistry
 
-from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, list_ids, load, set_state, states
-from uno_arena.workers.queue import enqueue, match_queue
+from uno_arena.records.tournament import (
+    Keys,
+    MatchState,
+    TournamentError,
+    TournamentStatus,
+    list_ids,
+    load,
+    set_state,
+    states,
+    text,
+)
+from uno_arena.workers.queue import Run, enqueue, job_id, job_run, match_queue, members, release_due
 
 log = logging.getLogger(__name__)
 
 MAX_PLAYS = 5  # a match whose worker died this often is failed rather than tried again
+RETRY_TICK_S = 1.0  # how often each reaper moves due retries
 
 # Claim a running match whose lease is gone, so that only one reaper requeues it.
 _CLAIM = """
@@ -60,99 +76,104 @@ def _requeue(client: redis.Redis, keys: Keys, index: int) -> None:
         log.warning("%s match %d failed: its worker died %d times", keys.tournament_id, index, plays)
         return
     spec = load(client, keys.prefix, keys.tournament_id).spec
-    enqueue(client, keys.prefix, keys.tournament_id, spec, [index], force=True)
-    log.warning("%s match %d lost its worker; queued again", keys.tournament_id, index)
+    enqueue(client, keys.prefix, keys.tournament_id, spec, [index], force=True, at_front=True)
+    log.warning("%s match %d lost its worker; queued again, at the front", keys.tournament_id, index)
 
 
-# Requeue a match still marked queued whose job started but never took the lease.
-_CLAIM_UNSTARTED = """
-if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'queued' or redis.call('EXISTS', KEYS[2]) == 1 then
-  return 0
-end
-return 1
-"""
+def orphans(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
+    """Matches of running tournaments marked queued that nothing will run.
 
-
-def stuck_starts(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
-    """Matches whose RQ job has started but that are still queued and unleased.
-
-    A live worker takes the lease within milliseconds of starting the job, so
-    one seen like this twice, a lease-time apart, was started by a worker that
-    died at once.
+    A queued match's job is normally in the queue, waiting out a retry, or
+    started by a live worker. A worker can die after taking the job and
+    before taking the match's lease, and a Redis restart can lose the job's
+    queue entry; either leaves a match that waits for ever. The queue's own
+    entries are read once, so only the few matches not found there are
+    looked at one by one.
     """
-    stuck = set()
-    for job_id in StartedJobRegistry(queue=match_queue(client, prefix)).get_job_ids():
-        try:
-            job = Job.fetch(job_id, connection=client)
-        except NoSuchJobError:
-            continue
-        if len(job.args) != 3 or job.args[2] != prefix:
-            continue
-        tournament_id, index = str(job.args[0]), int(job.args[1])
+    queue = match_queue(client, prefix)
+    listed = {text(j) for j in client.lrange(queue.key, 0, -1)}
+    listed |= {text(j) for j in client.lrange(queue.intermediate_queue_key, 0, -1)}
+    found = set()
+    for tournament_id in list_ids(client, prefix):
         keys = Keys(prefix, tournament_id)
-        if client.eval(_CLAIM_UNSTARTED, 2, keys.state, keys.lease(index), index):
-            stuck.add((tournament_id, index))
-    return stuck
+        if client.hget(keys.tournament, "status") != TournamentStatus.RUNNING.value.encode():
+            continue
+        for index, state in states(client, prefix, tournament_id).items():
+            if state is not MatchState.QUEUED or job_id(prefix, tournament_id, index) in listed:
+                continue
+            if job_run(client, prefix, tournament_id, index) in (Run.NONE, Run.ABANDONED):
+                found.add((tournament_id, index))
+    return found
 
 
-OVERDUE_S = 10  # RQ's scheduler moves a due retry within a second; one this late has no scheduler
+def release_due_retries(client: redis.Redis, prefix: str) -> list[str]:
+    """Queue (at the front) the retries whose backoff is over; return the job ids this call moved.
 
-
-def release_overdue_retries(client: redis.Redis, prefix: str, late_s: float = OVERDUE_S) -> list[str]:
-    """Queue the retries whose backoff ended `late_s` ago and that still wait; return their job ids.
-
-    RQ moves due retries with a scheduler that one worker runs under a lock; when that worker is
-    killed, no other takes the lock until its own maintenance pass (about 10 minutes), and the
-    tournament waits. A job queued twice (the scheduler came back meanwhile) is harmless: jobs
-    are idempotent.
+    Any number of processes may run this at once: each job is claimed by
+    removing it from RQ's scheduled registry, which only one of them does.
     """
     queue = match_queue(client, prefix)
     registry = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]  # rq leaves it unannotated
     released = []
-    for job_id in registry.get_jobs_to_schedule(int(time.time() - late_s)):
-        try:
-            job = Job.fetch(job_id, connection=client)
-        except NoSuchJobError:
-            registry.remove(job_id)
-            continue
-        with client.pipeline() as pipe:
-            queue.enqueue_job(job, pipeline=pipe)  # as RQ's own scheduler does with a due job
-            registry.remove(job.id, pipeline=pipe)
-            pipe.execute()
-        released.append(job_id)
-        log.warning("%s: its retry was overdue (no RQ scheduler running); queued", job.description)
+    for job in members(client, registry.key, high=time.time()):
+        if release_due(client, queue, job):
+            released.append(job)
+            log.info("job %s: its retry is due; queued", job)
     return released
 
 
 class Reaper(threading.Thread):
-    """Runs `reap` every `interval` seconds until stopped; errors are logged, never fatal.
+    """A worker's housekeeping thread; errors are logged, never fatal.
 
-    It also requeues matches whose job a worker started and died before the
-    lease was taken (`stuck_starts` seen on two passes in a row), and retries
-    left waiting by a dead RQ scheduler (`release_overdue_retries`).
+    Every `tick` seconds it queues due retries; every `interval` seconds it
+    `sweep`s: requeues matches whose lease expired (`reap`) and matches
+    marked queued that nothing will run (`orphans` seen on two sweeps in a row: a
+    worker died between taking the job and taking the lease, or a Redis
+    restart lost the queue entry). After Redis was unreachable it waits two
+    intervals (a lease's life) before judging leases again, so that live
+    jobs can renew the leases that lapsed meanwhile.
     """
 
-    def __init__(self, client: redis.Redis, prefix: str, interval: float) -> None:
+    def __init__(self, client: redis.Redis, prefix: str, interval: float, tick: float = RETRY_TICK_S) -> None:
         super().__init__(name="reaper", daemon=True)
-        self.client, self.prefix, self.interval = client, prefix, interval
+        self.client, self.prefix, self.interval, self.tick = client, prefix, interval, min(tick, interval)
         self.stopped = threading.Event()
         self.suspects: set[tuple[str, int]] = set()
+        self.calm_from = 0.0  # monotonic time from which leases may be judged
+        self.trouble = False
 
     def run(self) -> None:
-        while not self.stopped.wait(self.interval):
+        next_sweep = time.monotonic() + self.interval
+        while not self.stopped.wait(self.tick):
             try:
-                reap(self.client, self.prefix)
-                self._requeue_stuck_starts()
-                release_overdue_retries(self.client, self.prefix)
+                release_due_retries(self.client, self.prefix)
+                if time.monotonic() >= next_sweep:
+                    next_sweep = time.monotonic() + self.interval
+                    if time.monotonic() >= self.calm_from:
+                        self.sweep()
+                if self.trouble:
+                    self.trouble = False
+                    log.info("reaper: Redis answers again; judging leases from %.0f s on", 2 * self.interval)
             except redis.RedisError as error:
-                log.warning("reaper: %s", error)
+                if not self.trouble:
+                    log.warning("reaper: %s", error)
+                self.trouble = True
+                self.calm_from = time.monotonic() + 2 * self.interval
+                self.suspects.clear()
 
-    def _requeue_stuck_starts(self) -> None:
-        stuck = stuck_starts(self.client, self.prefix)
+    def sweep(self) -> None:
+        """One pass: requeue the matches of dead workers."""
+        reap(self.client, self.prefix)
+        stuck = orphans(self.client, self.prefix)
         for tournament_id, index in stuck & self.suspects:
-            spec = load(self.client, self.prefix, tournament_id).spec
-            enqueue(self.client, self.prefix, tournament_id, spec, [index], force=True)
-            log.warning("%s match %d: its worker died as it started; queued again", tournament_id, index)
+            try:
+                spec = load(self.client, self.prefix, tournament_id).spec
+            except TournamentError as error:  # deleted meanwhile
+                log.warning("reaper: %s", error)
+                continue
+            if enqueue(self.client, self.prefix, tournament_id, spec, [index], at_front=True):
+                log.warning("%s match %d: nothing would run it (its worker died?); queued again",
+                            tournament_id, index)  # fmt: skip
         self.suspects = stuck - self.suspects
 
     def stop(self) -> None:

@@ -1,4 +1,5 @@
-"""What a worker process needs that is not in Redis: its control token, and how it shows it is alive.
+"""What a worker process needs that is not in Redis: its control token, how it shows it is alive, and
+how long it waits out an outage.
 
 Read from the environment, because jobs run in RQ's work horse (a fork of the
 worker) and plain `rq worker` must work too: `uno-arena worker` sets these
@@ -12,6 +13,9 @@ from dataclasses import dataclass
 
 TOKEN_VARIABLE = "UNO_ARENA_CONTROL_TOKEN"
 LEASE_VARIABLE = "UNO_ARENA_LEASE_SECONDS"
+SERVER_WAIT_VARIABLE = "UNO_ARENA_SERVER_WAIT_SECONDS"
+REDIS_WAIT_VARIABLE = "UNO_ARENA_REDIS_WAIT_SECONDS"
+LEASE_S, SERVER_WAIT_S, REDIS_WAIT_S = 15.0, 120.0, 300.0  # the defaults
 
 
 class WorkerSettingsError(RuntimeError):
@@ -21,7 +25,9 @@ class WorkerSettingsError(RuntimeError):
 @dataclass(frozen=True, slots=True)
 class WorkerSettings:
     control_token: str
-    lease_seconds: float = 15.0  # a match whose worker stops renewing its lease this long is played again
+    lease_seconds: float = LEASE_S  # a match whose worker stops renewing its lease this long is played again
+    server_wait_s: float = SERVER_WAIT_S  # how long a job waits for a match server that is down or restarting
+    redis_wait_s: float = REDIS_WAIT_S  # how long a job waits for Redis before its attempt fails
 
     @classmethod
     def from_env(cls) -> WorkerSettings:
@@ -29,7 +35,18 @@ class WorkerSettings:
         if not token:
             raise WorkerSettingsError(f"{TOKEN_VARIABLE} is not set: workers need a control token "
                                       "(`uno-arena control-token`)")  # fmt: skip
-        lease = float(os.environ.get(LEASE_VARIABLE, "15"))
-        if lease <= 0:
-            raise WorkerSettingsError(f"{LEASE_VARIABLE} must be > 0, got {lease}")
-        return cls(token, lease)
+        lease = _seconds(LEASE_VARIABLE, LEASE_S, positive=True)
+        server_wait = _seconds(SERVER_WAIT_VARIABLE, SERVER_WAIT_S)
+        redis_wait = _seconds(REDIS_WAIT_VARIABLE, REDIS_WAIT_S)
+        return cls(token, lease, server_wait, redis_wait)
+
+
+def _seconds(variable: str, default: float, *, positive: bool = False) -> float:
+    raw = os.environ.get(variable, "")
+    try:
+        value = float(raw) if raw else default
+    except ValueError:
+        raise WorkerSettingsError(f"{variable} must be a number of seconds, got {raw!r}") from None
+    if value < 0 or (positive and value == 0):
+        raise WorkerSettingsError(f"{variable} must be {'>' if positive else '>='} 0, got {value:g}")
+    return value

@@ -1,0 +1,269 @@
+"""Workers against the faults of issue 14: Redis crashing under a busy worker, the worker that ran a retry
+killed, a match id the server knows as another match. Real Redis, real worker processes, a real server."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import grpc
+import pytest
+import redis
+from click.testing import CliRunner
+from rq.registry import ScheduledJobRegistry
+from rq.worker import Worker
+
+from tests.conftest import RunningServer
+from tests.sdk.runner import BackgroundBot
+from tests.workers.harness import REDIS_URL, RedisServer, ServerProcess, WorkerProcess, wait_until
+from uno_arena.cli.main import cli
+from uno_arena.records import identity
+from uno_arena.records.match import load_match
+from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, errors, load, states, text
+from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.server import wire
+from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.workers import lifecycle
+from uno_arena.workers.queue import job_id, match_queue
+from uno_arena.workers.schedule import schedule
+
+
+class SlowGreedyBot(GreedyBot):
+    """Greedy, thinking 10 ms per decision, so that a match lasts a few seconds."""
+
+    def decide(self, observation: Observation) -> Action:
+        time.sleep(0.01)
+        return super().decide(observation)
+
+
+@pytest.fixture
+def workers() -> Iterator[list[WorkerProcess]]:
+    started: list[WorkerProcess] = []
+    yield started
+    for worker in started:
+        worker.stop()
+
+
+@pytest.fixture
+def bots() -> Iterator[list[BackgroundBot]]:
+    running: list[BackgroundBot] = []
+    yield running
+    for bot in running:
+        bot.stop()
+
+
+def connect(server: RunningServer, running: list[BackgroundBot], bots: dict[str, Bot]) -> None:
+    for name, bot in bots.items():
+        running.append(BackgroundBot(bot, server.address, name, server.register(name), max_matches=4))
+    for client in running:
+        client.wait_connected()
+
+
+def recorded_ids(client: redis.Redis, prefix: str, tournament_id: str) -> list[str]:
+    return [text(i) for i in client.lrange(Keys(prefix, tournament_id).results, 0, -1)]
+
+
+def playing(server: RunningServer, tournament_id: str) -> str | None:
+    """The id of a match of the tournament that the server is playing now, if any."""
+    try:
+        running = tuple(server.arena.running)  # the server's thread may change it meanwhile
+    except RuntimeError:
+        return None
+    return next((m for m in running if m.startswith(f"{tournament_id}-m")), None)
+
+
+def playing_bots(address: str, token: str) -> int:
+    """How many of the server's bots are in a match now (its control API)."""
+    with grpc.insecure_channel(address) as channel:
+        reply = control_pb2_grpc.ControlServiceStub(channel).ListBots(
+            control_pb2.ListBotsRequest(), metadata=[("authorization", f"Bearer {token}")], timeout=10
+        )
+    return sum(1 for bot in reply.bots if bot.active_matches)
+
+
+def finished(client: redis.Redis, prefix: str, tournament_id: str) -> bool:
+    return load(client, prefix, tournament_id).status is TournamentStatus.FINISHED
+
+
+def test_a_busy_worker_outlives_a_redis_crash_and_records_the_match_once(
+    match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
+) -> None:
+    connect(
+        match_server, bots, {"slow1": SlowGreedyBot(), "slow2": SlowGreedyBot(), "slow3": SlowGreedyBot()}
+    )
+    crashing = RedisServer(tmp_path / "redis").start()
+    client, prefix = crashing.client(), "crash"
+    try:
+        for name in ("slow1", "slow2", "slow3"):
+            identity.register_bot(client, prefix, name)
+        spec = spec_from_dict({"name": "crash", "bots": ["slow1", "slow2", "slow3"], "target": 100,
+                               "server": match_server.address, "retries": {"attempts": 0}})  # fmt: skip
+        tournament_id = lifecycle.create_checked(client, prefix, spec)
+        lifecycle.start(client, prefix, tournament_id)
+        worker = WorkerProcess(
+            prefix, match_server.control_token, tmp_path / "worker.log", redis_url=crashing.url
+        )
+        workers.append(worker.start())
+        seen: list[str] = []
+
+        def started() -> bool:
+            match = playing(match_server, tournament_id)
+            seen.extend([match] if match else [])
+            return bool(seen)
+
+        wait_until(started, 60, "a match to start on the server")
+        match_id = seen[0]
+
+        crashing.kill()  # under the busy worker; the match plays on, on the server
+        wait_until(lambda: match_id in match_server.arena.finished, 60, "the match to end on the server")
+        tried = "recording the result: Redis unreachable"  # the job's log line as it waits for Redis
+        wait_until(lambda: tried in worker.output() or not worker.alive, 30, "the job to try to record")
+        crashing.start()  # from its append-only file, on the same port
+
+        assert worker.alive, worker.output()
+        wait_until(lambda: finished(client, prefix, tournament_id), 120, "the tournament to finish")
+        recorded = recorded_ids(client, prefix, tournament_id)
+        assert sorted(recorded) == sorted(Keys(prefix, tournament_id).match_id(i) for i in range(3))
+        assert recorded.count(match_id) == 1
+        assert set(states(client, prefix, tournament_id).values()) == {MatchState.DONE}
+        assert worker.alive and "quitting" not in worker.output()
+    finally:
+        client.close()
+        crashing.stop()
+
+
+def test_a_retry_is_picked_up_within_seconds_when_the_worker_that_ran_it_is_killed(
+    match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
+) -> None:
+    client, prefix = match_server.redis, match_server.prefix
+    connect(match_server, bots, {"here": GreedyBot()})
+    late_token = match_server.register("late")
+    spec = spec_from_dict({
+        "name": "late", "bots": ["here", "late"], "target": 50, "server": match_server.address,
+        "deadlines": {"wait_for_bots_ms": 200}, "retries": {"attempts": 1, "backoff_s": [8]},
+    })  # fmt: skip
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    first = WorkerProcess(prefix, match_server.control_token, tmp_path / "first.log").start()
+    workers.append(first)  # alone, so the one that runs the match (and, before, RQ's scheduler)
+    lifecycle.start(client, prefix, tournament_id)
+    wait_until(lambda: "will retry" in errors(client, prefix, tournament_id).get(0, ""), 60,
+               "the first attempt to fail")  # fmt: skip
+    registry = ScheduledJobRegistry(queue=match_queue(client, prefix))  # type: ignore[no-untyped-call]
+    job = job_id(prefix, tournament_id, 0)  # RQ files the retry just after the job says "will retry"
+    wait_until(
+        lambda: client.zscore(registry.key, job) is not None, 10, "the retry in RQ's scheduled registry"
+    )
+    due = client.zscore(registry.key, job)
+    assert due is not None
+    status = CliRunner().invoke(cli, ["tournament", "status", tournament_id, "--redis-url", REDIS_URL,
+                                      "--key-prefix", prefix])  # fmt: skip
+    told = float(client.hget(Keys(prefix, tournament_id).retries, 0) or 0)
+    assert f"1 (1 waiting for a retry, the next at {time.strftime('%H:%M:%S', time.localtime(told))})" in (
+        status.output
+    ), status.output
+    assert abs(told - due) < 1.5 and "nothing running" in status.output
+
+    bots.append(BackgroundBot(GreedyBot(), match_server.address, "late", late_token))
+    bots[-1].wait_connected()
+    second = WorkerProcess(prefix, match_server.control_token, tmp_path / "second.log").start()
+    workers.append(second)
+
+    def registered() -> bool:
+        pids = {w.pid for w in Worker.all(queue=match_queue(client, prefix))}
+        return second.process is not None and second.process.pid in pids
+
+    wait_until(registered, 30, "the second worker to be registered")
+    ready = time.time()
+    first.kill()
+
+    def replayed() -> bool:  # the retry took the lease: a second play of the match
+        return int(client.hget(Keys(prefix, tournament_id).attempts, 0) or 0) >= 2
+
+    wait_until(replayed, max(due - time.time(), 0) + 30, "the retry to be played")
+    picked_up = time.time()
+    assert picked_up - max(due, ready) < 3.5, f"the retry started {picked_up - due:.1f} s after it was due"
+    wait_until(lambda: finished(client, prefix, tournament_id), 60, "the retry to finish")
+    assert recorded_ids(client, prefix, tournament_id) == [Keys(prefix, tournament_id).match_id(0)]
+
+
+def test_a_match_id_the_server_knows_as_another_match_is_not_recorded(
+    match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
+) -> None:
+    client, prefix = match_server.redis, match_server.prefix
+    connect(match_server, bots, {"a": GreedyBot(), "b": GreedyBot(), "c": GreedyBot()})
+    spec = spec_from_dict({"name": "taken", "bots": ["a", "b", "c"], "target": 100, "seed": 3,
+                           "server": match_server.address, "retries": {"attempts": 0}})  # fmt: skip
+    scheduled = schedule(spec.bots, spec.seats, spec.cycles, spec.seed, spec.rules)[0]
+    taken = Keys(prefix, "taken").match_id(0)
+    # Someone plays the tournament's first match id first, with the seats swapped and to 50.
+    with grpc.insecure_channel(match_server.address) as channel:
+        request = control_pb2.PlayMatchRequest(
+            match_id=taken, bots=list(reversed(scheduled.bots)), seed=1,
+            rules=wire.rules(dataclasses.replace(spec.rules, target_score=50)),
+        )  # fmt: skip
+        metadata = [("authorization", f"Bearer {match_server.control_token}")]
+        stream = control_pb2_grpc.ControlServiceStub(channel).PlayMatch(request, metadata=metadata)
+        assert [p for p in stream if p.WhichOneof("kind") == "finished"]
+
+    assert lifecycle.create_checked(client, prefix, spec, "taken") == "taken"
+    lifecycle.start(client, prefix, "taken")
+    workers.append(WorkerProcess(prefix, match_server.control_token, tmp_path / "worker.log").start())
+    settled = {MatchState.DONE, MatchState.FAILED}
+    wait_until(lambda: set(states(client, prefix, "taken").values()) <= settled, 60, "every match to settle")
+
+    match = load_match(client, prefix, taken)
+    assert match is None or list(match.finished.result.bots) == list(scheduled.bots)  # never the other one
+    if match is None:  # refused: failed with the reason, the others recorded
+        assert states(client, prefix, "taken")[0] is MatchState.FAILED
+        assert f"match id {taken} on the server is a different match" in errors(client, prefix, "taken")[0]
+        assert sorted(recorded_ids(client, prefix, "taken")) == [
+            Keys(prefix, "taken").match_id(i) for i in (1, 2)
+        ]
+        watch = subprocess.run(
+            [sys.executable, "-m", "uno_arena.cli", "tournament", "watch", "taken", "--redis-url", REDIS_URL,
+             "--key-prefix", prefix], capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert watch.returncode == 1, watch.stdout + watch.stderr
+        assert "only failed matches are left" in watch.stdout
+
+
+def test_a_server_crash_mid_match_costs_no_retry(
+    redis_prefix: tuple[redis.Redis, str],
+    workers: list[WorkerProcess],
+    bots: list[BackgroundBot],
+    tmp_path: Path,
+) -> None:
+    client, prefix = redis_prefix
+    server = ServerProcess(prefix, tmp_path / "server.log").start()
+    try:
+        for name in ("slow1", "slow2"):
+            token = identity.register_bot(client, prefix, name)
+            bots.append(BackgroundBot(SlowGreedyBot(), server.address, name, token))
+            bots[-1].wait_connected()
+        spec = spec_from_dict({"name": "restart", "bots": ["slow1", "slow2"], "target": 300,
+                               "server": server.address, "retries": {"attempts": 0}})  # fmt: skip
+        tournament_id = lifecycle.create_checked(client, prefix, spec)
+        lifecycle.start(client, prefix, tournament_id)
+        token = identity.create_control_token(client, prefix)
+        worker = WorkerProcess(prefix, token, tmp_path / "worker.log", options=["--server-wait", "60"])
+        workers.append(worker.start())
+        wait_until(lambda: playing_bots(server.address, token) == 2, 60, "the match to start on the server")
+
+        server.kill()  # mid-match: the worker's stream breaks, the bots lose their connection
+        wait_until(lambda: "waiting up to" in worker.output() or states(client, prefix, tournament_id)[0]
+                   is not MatchState.RUNNING, 30, "the job to notice")  # fmt: skip
+        server.start()  # on the same port; it knows nothing of the match
+
+        settled = {MatchState.DONE, MatchState.FAILED}
+        wait_until(lambda: states(client, prefix, tournament_id)[0] in settled, 120, "the match to be played")
+        assert errors(client, prefix, tournament_id) == {}, worker.output()
+        assert recorded_ids(client, prefix, tournament_id) == [Keys(prefix, tournament_id).match_id(0)]
+        assert client.hget(Keys(prefix, tournament_id).attempts, 0) == b"1"  # the same attempt, waited out
+    finally:
+        server.stop()
