@@ -49,7 +49,8 @@ def test_demo_with_embedded_redis_from_a_folder_with_a_server_py(user_folder: Pa
     assert "embedded Redis" in output and "3 matches to 60" in output
     for bot in ("random", "greedy", "strong"):
         assert f"│ {bot}" in output
-    assert "head to head" in output and "web view: http://127.0.0.1:" in output
+    assert "head to head" in output and "watch at http://127.0.0.1:" in output
+    assert "web view: http" not in output and "the web view stopped with the demo" in output  # --exit
 
 
 def test_demo_with_an_external_redis_leaves_no_keys(redis_prefix: tuple[redis.Redis, str]) -> None:

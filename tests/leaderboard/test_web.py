@@ -1,12 +1,15 @@
-"""The web view in headless chromium (Debian's) over a real Redis; the screenshot is read back by OCR."""
+"""The web view in headless chromium (Debian's) over a real Redis; the screenshot is read back by OCR.
+Unknown and malformed ids are 404s; a tournament id an older version stored never takes the page down."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import struct
 import subprocess
 import threading
+import urllib.error
 import urllib.request
 import zlib
 from collections.abc import Iterator
@@ -14,13 +17,15 @@ from pathlib import Path
 
 import pytest
 import redis
-from werkzeug.serving import make_server
+from flask import Flask
 
-from uno_arena.leaderboard.web import create_app
+from tests.records.test_tournament_ids import create_as_an_older_version
+from uno_arena.leaderboard import board
+from uno_arena.leaderboard.web import WebServer, create_app
 from uno_arena.records import identity
 from uno_arena.records.match import record
 from uno_arena.records.spec import spec_from_dict
-from uno_arena.records.tournament import Keys, scheduled_match
+from uno_arena.records.tournament import RESERVED_IDS, Keys, scheduled_match
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
@@ -58,15 +63,33 @@ def recorded(redis_prefix: tuple[redis.Redis, str]) -> tuple[redis.Redis, str, s
     return client, prefix, tournament_id
 
 
+@contextlib.contextmanager
+def serving(app: Flask) -> Iterator[str]:
+    """The app on the web view's own server (waitress), on a free port, in a thread; its base URL."""
+    server = WebServer(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve, name="web-view", daemon=True)
+    thread.start()
+    try:
+        yield server.urls[0].rstrip("/")
+    finally:
+        server.stop()
+        thread.join(10)
+        assert not thread.is_alive(), "the web view did not stop"
+
+
 @pytest.fixture
 def web_server(recorded: tuple[redis.Redis, str, str]) -> Iterator[str]:
     client, prefix, _ = recorded
-    server = make_server("127.0.0.1", 0, create_app(client, prefix, refresh=3), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join(10)
+    with serving(create_app(client, prefix, refresh=3)) as url:
+        yield url
+
+
+def status_of(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[bytes]:
@@ -131,3 +154,41 @@ def test_replay_pages_and_json(web_server: str, recorded: tuple[redis.Redis, str
     assert [row["bot"] for row in table["standings"]] == BOTS
     with pytest.raises(urllib.error.HTTPError, match="404"):
         urllib.request.urlopen(f"{web_server}/match/nope")
+
+
+def test_unknown_and_malformed_ids_are_404s(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:
+    _, _, tournament_id = recorded
+    assert status_of(f"{web_server}/api/leaderboard/{tournament_id}")[0] == 200
+    assert status_of(f"{web_server}/api/leaderboard/{board.ALL}")[0] == 200
+    for scope in ("nope", "web:state", f"{tournament_id}:state"):
+        code, body = status_of(f"{web_server}/api/leaderboard/{scope}")
+        assert (code, json.loads(body)) == (404, {"error": f"no tournament {scope!r}"})
+    for path in ("/tournament/nope", f"/tournament/{tournament_id}:state", "/tournament/all",
+                 "/match/nope", "/match/nope.json", f"/match/{tournament_id}-m99999",
+                 f"/match/{tournament_id}:state-m00000"):  # fmt: skip
+        code, body = status_of(f"{web_server}{path}")
+        assert code == 404 and b"no " in body, path
+
+
+def test_the_all_scope_is_no_tournament_id() -> None:
+    """`{prefix}:leaderboard:all` holds the overall table: a tournament called `all` would overwrite it."""
+    assert board.ALL in RESERVED_IDS
+
+
+def test_an_id_stored_by_an_older_version_does_not_take_the_page_down(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
+    client, prefix = redis_prefix
+    create_as_an_older_version(client, prefix, "base")
+    create_as_an_older_version(client, prefix, "base:state")  # writes into base's state hash
+    client.zadd(f"{prefix}:tournaments", {"gone": 0, "broken": 1})  # listed, without or with a bad record
+    client.hset(f"{prefix}:tournament:broken", mapping={"spec": "{", "status": "created"})
+    with serving(create_app(client, prefix)) as url:
+        code, body = status_of(f"{url}/")
+        page = body.decode()
+        assert code == 200, page
+        assert '<a href="/tournament/base">base</a>' in page and "0 / 3" in page
+        assert "base:state" not in page and "gone" not in page
+        assert "broken" in page and "unreadable" in page
+        assert status_of(f"{url}/tournament/base")[0] == 200
+        assert status_of(f"{url}/tournament/base:state")[0] == 404

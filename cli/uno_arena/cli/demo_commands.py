@@ -101,8 +101,10 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
         table = board.load(client, prefix, tournament_id)
         if table is not None:
             print_leaderboard(console, table, f"demo ({tournament_id})")
-        console.print(f"web view: http://{web_address}/")
-        if not exit_at_end:
+        if exit_at_end:  # the web view stops with everything else: no address that is dead once we exit
+            console.print("the web view stopped with the demo (without --exit it serves until Ctrl-C)")
+        else:
+            console.print(f"web view: http://{web_address}/")
             _serve_until_interrupted(processes, console)
 
 

@@ -17,6 +17,7 @@ from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
 from uno_arena.leaderboard.standings import Standing
 from uno_arena.records.match import match_records
+from uno_arena.records.tournament import TournamentError, check_exists
 
 COLUMNS = tuple(f.name for f in fields(Standing))
 
@@ -32,9 +33,16 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     """Rank the bots of TOURNAMENT (default: every tournament under the prefix).
 
     Ranked by OpenSkill's conservative rating (mu - 3 sigma), then match wins,
-    then points per match, then name.
+    then points per match, then name. TOURNAMENT `all` is the default too.
     """
     client = connect(redis_url)
+    if tournament_id == board.ALL:
+        tournament_id = None
+    if tournament_id is not None:
+        try:  # an unknown id would give an empty table, a malformed one another key's contents
+            check_exists(client, key_prefix, tournament_id)
+        except TournamentError as error:
+            raise click.ClickException(str(error)) from None
     scope = tournament_id or board.ALL
     table = None if refresh else board.load(client, key_prefix, scope)
     if table is None:

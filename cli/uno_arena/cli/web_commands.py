@@ -1,12 +1,16 @@
-"""`uno-arena web --listen HOST:PORT`: the read-only leaderboard page."""
+"""`uno-arena web --listen HOST:PORT`: the read-only leaderboard page, on waitress."""
 
 from __future__ import annotations
 
-import click
-from werkzeug.serving import make_server
+import signal
 
-from uno_arena.cli.options import connect, with_redis
-from uno_arena.leaderboard.web import create_app
+import click
+import redis
+
+from uno_arena.cli.options import with_redis
+from uno_arena.leaderboard.web import ServerLimits, WebServer, create_app, redis_client
+
+DEFAULTS = ServerLimits()
 
 
 @click.command("web")
@@ -14,17 +18,33 @@ from uno_arena.leaderboard.web import create_app
 @click.option(
     "--refresh", type=click.IntRange(1), default=5, show_default=True, help="Seconds between refreshes."
 )
+@click.option("--threads", type=click.IntRange(1, 256), default=DEFAULTS.threads, show_default=True,
+              help="Requests served at once; others wait (slow clients hold no thread).")  # fmt: skip
+@click.option("--connection-limit", type=click.IntRange(1), default=DEFAULTS.connection_limit,
+              show_default=True, help="Open connections; past it new ones wait to be accepted.")  # fmt: skip
+@click.option("--channel-timeout", type=click.IntRange(1), default=DEFAULTS.channel_timeout_s,
+              show_default=True, help="Seconds an idle or half-sent connection is kept open.")  # fmt: skip
 @with_redis
-def web(listen: str, refresh: int, redis_url: str, key_prefix: str) -> None:
+def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_timeout: int, redis_url: str,
+        key_prefix: str) -> None:  # fmt: skip
     """Serve standings, head to head, tournament progress and recent matches (with replays) until Ctrl-C."""
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise click.ClickException(f"--listen: expected HOST:PORT, got {listen!r}")
-    server = make_server(host, int(port), create_app(connect(redis_url), key_prefix, refresh), threaded=True)
-    click.echo(f"leaderboard at http://{host}:{server.server_port}/ (Ctrl-C stops)")
+    client = redis_client(redis_url)
+    try:  # it must answer at the start; later, while it does not, the pages say so
+        client.ping()
+    except redis.RedisError as error:
+        raise click.ClickException(f"cannot reach Redis at {redis_url}: {error}") from None
+    limits = ServerLimits(threads, connection_limit, channel_timeout)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        server.server_close()
+        server = WebServer(create_app(client, key_prefix, refresh), host.strip("[]"), int(port), limits)
+    except OSError as error:
+        raise click.ClickException(f"cannot listen on {listen}: {error.strerror or error}") from None
+    signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it like Ctrl-C
+    click.echo(f"leaderboard at {', '.join(server.urls)} (Ctrl-C stops)")
+    server.serve()
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

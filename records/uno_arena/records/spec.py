@@ -7,15 +7,14 @@ run, and the message always starts with the field's name.
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from uno_arena.records.identity import NAME  # a spec name has a bot name's shape
 from uno_arena.rules import ConfigError, RulesConfig
 
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")  # also a bot name's shape
 MAX_SEED = 2**64 - 1
 
 
@@ -106,7 +105,7 @@ def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
 
 
 def _name(value: Any) -> str:
-    if not isinstance(value, str) or not NAME.match(value):
+    if not isinstance(value, str) or not NAME.fullmatch(value):
         raise SpecError(
             f"name: {value!r}: 1-63 letters, digits, '_', '.' or '-', starting with a letter or digit"
         )
@@ -119,7 +118,7 @@ def _bots(value: Any, seats: int) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(b, str) for b in value):
         raise SpecError(f"bots: expected a list of bot names, got {value!r}")
     for bot in value:
-        if not NAME.match(bot):
+        if not NAME.fullmatch(bot):
             raise SpecError(f"bots: {bot!r} is not a bot name")
     repeated = sorted({b for b in value if value.count(b) > 1})
     if repeated:
