@@ -61,7 +61,22 @@ class WorkerProcess:
         return self.log.read_text(errors="replace")
 
 
-class ServerProcess:
+class _Killable:
+    """A child process the test may crash (`kill`: SIGKILL) and must not leave behind (`stop`)."""
+
+    process: subprocess.Popen[bytes] | None = None
+
+    def kill(self) -> None:
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(10)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.kill()
+
+
+class ServerProcess(_Killable):
     """`uno-arena server` in a process of its own, on a fixed port, so that a test can crash it (SIGKILL)
     and start it again on the same address."""
 
@@ -83,15 +98,6 @@ class ServerProcess:
             grpc.channel_ready_future(channel).result(timeout=30)
         return self
 
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.kill()
-
 
 def free_port() -> int:
     with socket.socket() as probe:
@@ -100,7 +106,7 @@ def free_port() -> int:
         return port
 
 
-class RedisServer:
+class RedisServer(_Killable):
     """A `redis-server` of the test's own on a free port, writing every command to its append-only file in
     `folder`: `kill` is a crash (SIGKILL), `start` again restarts it from that file on the same port."""
 
@@ -129,15 +135,6 @@ class RedisServer:
         finally:
             probe.close()
         return self
-
-    def kill(self) -> None:
-        assert self.process is not None
-        self.process.kill()
-        self.process.wait(10)
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.kill()
 
 
 def _answers(client: redis.Redis) -> bool:

@@ -43,14 +43,6 @@ class SlowGreedyBot(GreedyBot):
 
 
 @pytest.fixture
-def workers() -> Iterator[list[WorkerProcess]]:
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        worker.stop()
-
-
-@pytest.fixture
 def bots() -> Iterator[list[BackgroundBot]]:
     running: list[BackgroundBot] = []
     yield running

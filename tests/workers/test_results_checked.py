@@ -74,14 +74,6 @@ def play(client: redis.Redis, prefix: str, address: str, log: Path, workers: lis
     return tournament_id
 
 
-@pytest.fixture
-def workers() -> Iterator[list[WorkerProcess]]:
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        worker.stop()
-
-
 def _spec_rules(target: int) -> pb.RulesConfig:
     spec: TournamentSpec = spec_from_dict({"name": "t", "bots": ["a", "b"], "target": 100})
     return wire.rules(dataclasses.replace(spec.rules, target_score=target))
