@@ -1,6 +1,6 @@
 """Chaos run: a real tournament to 500 while a seeded schedule SIGKILLs workers, bots, the server and Redis.
 
-Run: `python bench/chaos.py [--bots 4] [--workers 3] [--seed 14] [--target 500] [--cycles 30]
+Run: `python bench/chaos.py [--bots 4] [--workers 3] [--seed 14] [--target 500] [--cycles 60]
 [--faults 12] [--timeout 900] [--keep-logs DIR]`. It needs a `redis-server` (Debian's, else the one on
 PATH) and touches no other Redis: it starts its own on a free port, AOF on (`appendfsync always`), in a
 temporary directory.
@@ -8,7 +8,8 @@ temporary directory.
 Everything goes through the CLI as README.md and docs/tournaments.md describe it, each in its own
 process: `uno-arena server`, one `uno-arena bot run` per bot (the example bots: greedy, random, strong
 in turn), `uno-arena worker` processes, `control-token`, `bot register`, `tournament create/start` (a spec
-file: 2 seats, the documented deadlines and retries), and at the end `leaderboard --json`.
+file: 2 seats, the documented retries, and matches that wait 3 s for their bots instead of 30, so that a
+killed bot makes matches fail and wait out a retry's backoff), and at the end `leaderboard --json`.
 
 Faults: the schedule (from `--seed`) says which kind of fault comes next and at which recorded count it
 becomes due; faults come at least 10 s apart. Kinds, in a seeded order that uses each kind once
@@ -105,6 +106,7 @@ KINDS = ("worker", "worker+horse", "scheduler", "bot", "server", "redis")
 TICK_S = 0.5  # how often the bench polls processes and Redis
 REPORT_EVERY_S = 10.0
 FAULT_GAP_S = 10.0  # at least this long between two faults
+WAIT_FOR_BOTS_MS = 3000  # short, so that a killed bot fails matches: they wait out a retry
 FAULT_PATIENCE_S = 30.0  # a due fault with no candidate this long is set aside (the next ones go ahead)
 BOT_PAUSE_S = (3.0, 8.0)
 REDIS_PAUSE_S = (2.0, 5.0)
@@ -404,6 +406,7 @@ class Chaos:
         spec.write_text(
             f'name = "chaos"\nbots = {json.dumps(names)}\nseats = 2\ncycles = {args.cycles}\n'
             f'target = {args.target}\nseed = {args.seed}\nserver = "{self.server_address}"\n'
+            f"[deadlines]\nwait_for_bots_ms = {WAIT_FOR_BOTS_MS}\n"
         )
         self.say(self.cli("tournament", "create", str(spec), "--id", self.tournament_id).splitlines()[0])
         self.matches = int(self.client.hget(self.keys.tournament, "matches") or 0)
@@ -886,7 +889,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3, help="size of the worker pool")
     parser.add_argument("--seed", type=int, default=14, help="the tournament's seed and the fault schedule's")
     parser.add_argument("--target", type=int, default=500, help="score that ends a match")
-    parser.add_argument("--cycles", type=int, default=30, help="times the round robin is played")
+    parser.add_argument("--cycles", type=int, default=60, help="times the round robin is played")
     parser.add_argument("--faults", type=int, default=12, help="kills planned")
     parser.add_argument("--timeout", type=float, default=900, help="seconds before the bench gives up")
     parser.add_argument("--keep-logs", type=Path, help="write the logs here and keep them")
