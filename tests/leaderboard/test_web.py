@@ -168,6 +168,8 @@ def test_unknown_and_malformed_ids_are_404s(web_server: str, recorded: tuple[red
                  f"/match/{tournament_id}:state-m00000"):  # fmt: skip
         code, body = status_of(f"{web_server}{path}")
         assert code == 404 and b"no " in body, path
+    code, body = status_of(f"{web_server}/match/nope.json")  # a .json document's error is JSON too
+    assert (code, json.loads(body)) == (404, {"error": "no recorded match 'nope'"})
 
 
 def test_the_all_scope_is_no_tournament_id() -> None:

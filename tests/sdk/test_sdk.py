@@ -187,6 +187,15 @@ def test_a_revoked_token_stops_the_sdk(match_server: RunningServer) -> None:
     assert type(bot.error) is BotRefused and str(bot.error) == "token replaced or revoked"
 
 
+def test_a_hello_over_the_limits_stops_the_sdk_instead_of_retrying(match_server: RunningServer) -> None:
+    """The same Hello would be refused again: reconnecting cannot help, so the SDK stops and says why."""
+    bot = BackgroundBot(GreedyBot(), match_server.address, "n" * 200, "token")
+    assert bot.finished.wait(30), "the SDK keeps retrying a Hello the server refuses"
+    assert type(bot.error) is BotRefused
+    assert str(bot.error) == "Hello.bot_name: at most 128 characters, got 200"
+    assert bot.client.connections == 0
+
+
 def test_the_reconnect_backoff_starts_over_after_each_welcome(
     redis_prefix: tuple[object, str], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -88,7 +88,7 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> HTTPException | tuple[Response, int]:
-        if request.path.startswith("/api/"):  # the API's errors are JSON too
+        if _wants_json():  # the API's errors, and a .json document's, are JSON too
             return jsonify(error=error.description), error.code or 500
         return error
 
@@ -98,13 +98,17 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
         log.warning("%s %s: Redis at %s is not answering: %s", request.method, request.path, where, error)
         message = f"the leaderboard's Redis at {where} is not answering"
         retry = {"Retry-After": str(refresh)}
-        if request.path.startswith("/api/"):
+        if _wants_json():
             return jsonify(error=message, retry_after_s=refresh), 503, retry
         page = render_template("unavailable.html", message=message, refresh=refresh,
                                updated=time.strftime("%H:%M:%S"))  # fmt: skip
         return page, 503, retry
 
     return app
+
+
+def _wants_json() -> bool:
+    return request.path.startswith("/api/") or request.path.endswith(".json")
 
 
 def _match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch:

@@ -110,9 +110,10 @@ class BotClient:
             backoff = min(backoff * 2, self.settings.backoff_max)
 
     def _raise_if_final(self, error: grpc.aio.AioRpcError) -> None:
-        """Stop for good when reconnecting cannot help: a refused token, or another copy took over."""
+        """Stop for good when reconnecting cannot help: a refused token or Hello (e.g. a name over the
+        length limit: the same Hello would be refused again), or another copy took over."""
         details = error.details() or ""
-        if error.code() == grpc.StatusCode.UNAUTHENTICATED:
+        if error.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT):
             log.error("the server refused bot %s: %s", self.name, details or "refused")
             raise BotRefused(details or "refused") from None
         if error.code() == grpc.StatusCode.ABORTED and REPLACED_BY_ANOTHER in details:

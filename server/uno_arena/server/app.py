@@ -97,10 +97,10 @@ def _bind_error(address: str) -> OSError:
                 probe.bind(where)
     except OSError as error:
         if error.errno == errno.EADDRINUSE:
-            return OSError(errno.EADDRINUSE, f"cannot listen on {address}: address already in use")
-        return OSError(error.errno, f"cannot listen on {address}: {error.strerror or error}")
+            return OSError(f"cannot listen on {address}: address already in use")
+        return OSError(f"cannot listen on {address}: {error.strerror or error}")
     except ValueError:
-        return OSError(errno.EINVAL, f"cannot listen on {address}: expected HOST:PORT")
+        return OSError(f"cannot listen on {address}: expected HOST:PORT")
     return OSError(f"cannot listen on {address}")
 
 

@@ -143,6 +143,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             (("bot_name", hello.bot_name), ("token", hello.token)), settings.max_id_chars
         ) or too_long("client", hello.client, settings.max_client_chars)
         if problem:
+            log.info("refused a bot's Hello: %s", problem)
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Hello.{problem}")
         try:
             valid = await identity.bot_token_valid(
@@ -219,9 +220,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
                 grpc.StatusCode.UNAVAILABLE, "the server cannot check tokens right now; retry"
             )
         if not valid:
-            await context.abort(
-                grpc.StatusCode.UNAUTHENTICATED, "a control token is required (authorization: Bearer ...)"
-            )
+            problem = "unknown control token" if token else "a control token is required"
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, f"{problem} (authorization: Bearer ...)")
 
     async def PlayMatch(
         self, request: control_pb2.PlayMatchRequest, context: _PlayMatchContext
