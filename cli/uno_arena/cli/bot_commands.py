@@ -6,6 +6,7 @@ import asyncio
 import importlib
 import importlib.util
 import logging
+import os
 import signal
 import sys
 from pathlib import Path
@@ -26,13 +27,36 @@ def load_bot_class(target: str) -> type[Bot]:
         path = Path(where)
         if not path.is_file():
             raise click.BadParameter(f"no such file: {path}", param_hint="BOT")
-        spec = importlib.util.spec_from_file_location(path.stem, path)
+        # A private name: a bot file called asyncio.py or random.py must not replace the standard module.
+        # It is in sys.modules before it runs, so dataclasses and pickle can find it by that name.
+        module_name = f"uno_arena_bot_{path.stem}"
+        copies = 1
+        while module_name in sys.modules:  # another bot file of the same name, loaded before
+            copies += 1
+            module_name = f"uno_arena_bot_{path.stem}_{copies}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        sys.modules[path.stem] = module
-        spec.loader.exec_module(module)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
     else:
-        module = importlib.import_module(where)
+        # As `python -m` does: a module in the current folder loads (a console script leaves it off the path).
+        if "" not in sys.path and os.getcwd() not in sys.path:
+            sys.path.insert(0, os.getcwd())
+        try:
+            module = importlib.import_module(where)
+        except ImportError as error:
+            missing = getattr(error, "name", None)
+            hint = ""
+            if missing is not None and (where == missing or where.startswith(f"{missing}.")):
+                hint = " (run from the folder that holds it, or give path/to/file.py:ClassName)"
+            raise click.BadParameter(
+                f"cannot import module {where!r}: {error}{hint}", param_hint="BOT"
+            ) from None
     found = getattr(module, class_name, None)
     if found is None:
         raise click.BadParameter(f"no {class_name} in {where}", param_hint="BOT")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 import uuid
 
 import click
@@ -24,7 +25,12 @@ def match() -> None:
 @click.option("--server", default="127.0.0.1:50051", show_default=True, help="Match server HOST:PORT.")
 @click.option("--control-token", envvar="UNO_ARENA_CONTROL_TOKEN", required=True,
               help="A control token (env UNO_ARENA_CONTROL_TOKEN).")  # fmt: skip
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**64 - 1),
+    default=None,
+    help="Seed of the deal; defaults to a fresh random one (printed, so the match can be replayed).",
+)
 @click.option(
     "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends the match."
 )
@@ -32,9 +38,12 @@ def match() -> None:
 @click.option(
     "--wait", type=click.IntRange(0), default=30, show_default=True, help="Seconds to wait for the bots."
 )
-def play(bots: tuple[str, ...], server: str, control_token: str, seed: int, target: int, match_id: str | None,
-         wait: int) -> None:  # fmt: skip
+def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | None, target: int,
+         match_id: str | None, wait: int) -> None:  # fmt: skip
     """Play one match between the connected BOTS (in seat order) and print the result."""
+    seed = choose_seed(seed)
+    console = Console()
+    console.print(f"seed {seed} (play the same deal again with --seed {seed})", soft_wrap=True)  # copyable
     request = control_pb2.PlayMatchRequest(
         match_id=match_id or f"cli-{uuid.uuid4().hex[:10]}",
         bots=list(bots),
@@ -42,7 +51,6 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int, targ
         rules=pb.RulesConfig(target_score=target),
         wait_for_bots_ms=wait * 1000,
     )
-    console = Console()
     with grpc.insecure_channel(server) as channel:
         stub = control_pb2_grpc.ControlServiceStub(channel)
         try:
@@ -59,6 +67,11 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int, targ
     console.print(table)
     console.print(f"{len(result.hands)} hands, {finished.event_count} events; replay: seed {finished.seed}, "
                   f"{len(finished.actions)} actions")  # fmt: skip
+
+
+def choose_seed(seed: int | None) -> int:
+    """The given seed, else a fresh random one: a fixed default would replay the same deal every time."""
+    return secrets.randbits(63) if seed is None else seed
 
 
 def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.PlayMatchRequest, token: str,
