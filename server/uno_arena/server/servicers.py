@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable
@@ -22,7 +23,17 @@ from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchHost, MatchSpec
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
-SERVER_NAME = "uno-arena"
+
+
+def _server_name() -> str:
+    """Welcome.server: the name and installed version; the bare name when uno-arena is not installed."""
+    try:
+        return f"uno-arena {importlib.metadata.version('uno-arena')}"
+    except importlib.metadata.PackageNotFoundError:
+        return "uno-arena"
+
+
+SERVER_NAME = _server_name()
 STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out before cancelling it
 
 # each call's context, by its request and response messages
