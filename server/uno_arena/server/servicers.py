@@ -103,8 +103,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             )
             while (message := await connection.next_message()) is not None:
                 yield message
-            if connection.close_code is not None:
-                await asyncio.Future()  # `_end` sends the status and cancels this call
+            if connection.close_code is not None:  # the status from the handler: gRPC sends it as it ends
+                await context.abort(connection.close_code, connection.close_reason)
         finally:
             reader.cancel()
             await self.arena.disconnect(connection, "the bot's stream ended")
@@ -116,11 +116,14 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     async def _end(
         context: _BotContext, call: asyncio.Task[object], code: grpc.StatusCode, details: str
     ) -> None:
-        """End a stream with `code` at once, even while gRPC waits to write to a bot that does not read.
+        """End a stream with `code`, even while gRPC waits to write to a bot that does not read.
 
-        The status goes out first, then the call's task is cancelled, which runs `Connect`'s cleanup
-        (and abandons a write the bot does not take: gRPC then sends the status ahead of it).
+        A handler that is not stuck aborts with the status itself (`Connect`). One still running
+        after `STATUS_WAIT` is stuck in a write: the status goes out first, then the call's task is
+        cancelled, which runs `Connect`'s cleanup (and abandons the write the bot does not take:
+        gRPC then sends the status ahead of it).
         """
+        await asyncio.wait({call}, timeout=STATUS_WAIT)  # a handler not stuck in a write ends by itself
         if call.done():  # the call is over (and gRPC may have freed it): nothing to end
             return
         # Created now, the abort's first step (which hands the status to gRPC) runs before gRPC could
