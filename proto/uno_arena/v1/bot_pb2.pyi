@@ -8,14 +8,32 @@ from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 DESCRIPTOR: _descriptor.FileDescriptor
 
 class BotMessage(_message.Message):
-    __slots__ = ("hello", "decision", "ping")
+    __slots__ = ("hello", "decision", "ping", "drain", "bot_error")
     HELLO_FIELD_NUMBER: _ClassVar[int]
     DECISION_FIELD_NUMBER: _ClassVar[int]
     PING_FIELD_NUMBER: _ClassVar[int]
+    DRAIN_FIELD_NUMBER: _ClassVar[int]
+    BOT_ERROR_FIELD_NUMBER: _ClassVar[int]
     hello: Hello
     decision: Decision
     ping: Ping
-    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ...) -> None: ...
+    drain: Drain
+    bot_error: BotError
+    def __init__(self, hello: _Optional[_Union[Hello, _Mapping]] = ..., decision: _Optional[_Union[Decision, _Mapping]] = ..., ping: _Optional[_Union[Ping, _Mapping]] = ..., drain: _Optional[_Union[Drain, _Mapping]] = ..., bot_error: _Optional[_Union[BotError, _Mapping]] = ...) -> None: ...
+
+class Drain(_message.Message):
+    __slots__ = ("reason",)
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    reason: str
+    def __init__(self, reason: _Optional[str] = ...) -> None: ...
+
+class BotError(_message.Message):
+    __slots__ = ("request_id", "detail")
+    REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    DETAIL_FIELD_NUMBER: _ClassVar[int]
+    request_id: str
+    detail: str
+    def __init__(self, request_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class Hello(_message.Message):
     __slots__ = ("bot_name", "token", "max_matches", "ask_single", "client")
@@ -52,7 +70,7 @@ class Pong(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "match_started", "decision_request", "events", "hand_result", "match_finished", "fault", "pong")
+    __slots__ = ("welcome", "match_started", "decision_request", "events", "hand_result", "match_finished", "fault", "pong", "draining")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     DECISION_REQUEST_FIELD_NUMBER: _ClassVar[int]
@@ -61,6 +79,7 @@ class ServerMessage(_message.Message):
     MATCH_FINISHED_FIELD_NUMBER: _ClassVar[int]
     FAULT_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
+    DRAINING_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     decision_request: DecisionRequest
@@ -69,7 +88,14 @@ class ServerMessage(_message.Message):
     match_finished: MatchFinished
     fault: _game_pb2.Fault
     pong: Pong
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., events: _Optional[_Union[Events, _Mapping]] = ..., hand_result: _Optional[_Union[HandResult, _Mapping]] = ..., match_finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., fault: _Optional[_Union[_game_pb2.Fault, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ...) -> None: ...
+    draining: Draining
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., events: _Optional[_Union[Events, _Mapping]] = ..., hand_result: _Optional[_Union[HandResult, _Mapping]] = ..., match_finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., fault: _Optional[_Union[_game_pb2.Fault, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., draining: _Optional[_Union[Draining, _Mapping]] = ...) -> None: ...
+
+class Draining(_message.Message):
+    __slots__ = ("running_matches",)
+    RUNNING_MATCHES_FIELD_NUMBER: _ClassVar[int]
+    running_matches: int
+    def __init__(self, running_matches: _Optional[int] = ...) -> None: ...
 
 class Welcome(_message.Message):
     __slots__ = ("max_matches", "decision_timeout_ms", "max_message_bytes", "server")

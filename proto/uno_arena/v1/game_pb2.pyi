@@ -85,6 +85,7 @@ class FaultKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     FAULT_KIND_ILLEGAL: _ClassVar[FaultKind]
     FAULT_KIND_INVALID: _ClassVar[FaultKind]
     FAULT_KIND_DISCONNECTED: _ClassVar[FaultKind]
+    FAULT_KIND_BOT_ERROR: _ClassVar[FaultKind]
 COLOUR_UNSPECIFIED: Colour
 COLOUR_RED: Colour
 COLOUR_YELLOW: Colour
@@ -140,6 +141,7 @@ FAULT_KIND_TIMEOUT: FaultKind
 FAULT_KIND_ILLEGAL: FaultKind
 FAULT_KIND_INVALID: FaultKind
 FAULT_KIND_DISCONNECTED: FaultKind
+FAULT_KIND_BOT_ERROR: FaultKind
 
 class Card(_message.Message):
     __slots__ = ("colour", "rank", "index")

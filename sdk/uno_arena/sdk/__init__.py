@@ -12,8 +12,19 @@ from uno_arena.sdk.actions import Action, ActionKind, LegalActions
 from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.cards import Card, Colour, Kind
 from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
-from uno_arena.sdk.events import Event, HandResult, MatchInfo, MatchResult
-from uno_arena.sdk.observation import Observation
+from uno_arena.sdk.events import (
+    Event,
+    EventKind,
+    Fault,
+    FaultKind,
+    HandEnd,
+    HandResult,
+    MatchEnd,
+    MatchInfo,
+    MatchResult,
+    ShuffleReason,
+)
+from uno_arena.sdk.observation import Observation, Phase
 
 __all__ = [
     "Action",
@@ -26,11 +37,18 @@ __all__ = [
     "ClientSettings",
     "Colour",
     "Event",
+    "EventKind",
+    "Fault",
+    "FaultKind",
+    "HandEnd",
     "HandResult",
     "Kind",
     "LegalActions",
     "MatchInfo",
+    "MatchEnd",
     "MatchResult",
     "Observation",
+    "Phase",
+    "ShuffleReason",
     "run_bot",
 ]

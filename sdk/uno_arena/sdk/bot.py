@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Sequence
 
 from uno_arena.sdk.actions import Action
-from uno_arena.sdk.events import Event, HandResult, MatchInfo, MatchResult
+from uno_arena.sdk.events import Event, Fault, HandResult, MatchInfo, MatchResult
 from uno_arena.sdk.observation import Observation
 
 
@@ -33,3 +33,7 @@ class Bot:
 
     def on_match_end(self, result: MatchResult) -> None:
         """A match ended."""
+
+    def on_fault(self, fault: Fault) -> None:
+        """The server recorded a fault against this bot (a timeout, an illegal answer, an error of
+        `decide` the SDK reported ...): `fault.kind`, what the server applied instead, strikes so far."""

@@ -2,15 +2,93 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from typing import Any
 
 from google.protobuf.json_format import MessageToDict
 
+from uno_arena.sdk._protocol import ProtocolMismatch, members
 from uno_arena.sdk.cards import Card, card_from
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import names
+
+
+class EventKind(enum.StrEnum):
+    """What an `Event` is: the protocol's `Event.kind` oneof, one member per message."""
+
+    HAND_STARTED = "hand_started"
+    DEALER_DREW = "dealer_drew"
+    DEALER_CHOSEN = "dealer_chosen"
+    SHUFFLED = "shuffled"
+    DEALT = "dealt"
+    FIRST_CARD = "first_card"
+    COLOUR_CHOSEN = "colour_chosen"
+    PLAYED = "played"
+    DREW = "drew"
+    KEPT = "kept"
+    SKIPPED = "skipped"
+    DIRECTION_CHANGED = "direction_changed"
+    CAUGHT = "caught"
+    CATCH_PASSED = "catch_passed"
+    ACCEPTED = "accepted"
+    CHALLENGED = "challenged"
+    HAND_SHOWN = "hand_shown"
+    RESHUFFLED = "reshuffled"
+    HAND_ENDED = "hand_ended"
+    MATCH_ENDED = "match_ended"
+
+
+class HandEnd(enum.StrEnum):
+    """Why a hand ended."""
+
+    PLAYED_OUT = "played_out"
+    NO_PROGRESS = "no_progress"
+    MAX_TURNS = "max_turns"
+
+
+class MatchEnd(enum.StrEnum):
+    """Why a match ended."""
+
+    TARGET_REACHED = "target_reached"
+    MAX_HANDS = "max_hands"
+    FORFEIT = "forfeit"
+    ABORTED = "aborted"
+
+
+class ShuffleReason(enum.StrEnum):
+    """Why cards were shuffled (`EventKind.SHUFFLED`'s `reason`)."""
+
+    DEAL = "deal"
+    RESHUFFLE = "reshuffle"
+    FIRST_CARD = "first_card"
+
+
+class FaultKind(enum.StrEnum):
+    """What the server recorded against a seat (`Fault.kind`)."""
+
+    TIMEOUT = "timeout"
+    ILLEGAL = "illegal"
+    INVALID = "invalid"
+    DISCONNECTED = "disconnected"
+    BOT_ERROR = "bot_error"
+
+
+def _event_kinds() -> dict[str, EventKind]:
+    """The oneof's field names -> members, checked both ways at import."""
+    fields = {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
+    ours = {kind.value for kind in EventKind}
+    if fields != ours:
+        raise ProtocolMismatch(f"Event.kind and the SDK's EventKind differ: {sorted(fields ^ ours)}")
+    return {kind.value: kind for kind in EventKind}
+
+
+EVENT_KINDS: dict[str, EventKind] = _event_kinds()
+HAND_ENDS: dict[int, HandEnd] = members(pb.HandEnd.DESCRIPTOR, HandEnd)
+MATCH_ENDS: dict[int, MatchEnd] = members(pb.MatchEnd.DESCRIPTOR, MatchEnd)
+SHUFFLE_REASONS: dict[int, ShuffleReason] = members(pb.ShuffleReason.DESCRIPTOR, ShuffleReason)
+FAULT_KINDS: dict[int, FaultKind] = members(pb.FaultKind.DESCRIPTOR, FaultKind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,3 +164,27 @@ class MatchInfo:
     bots: tuple[str, ...]
     rules: dict[str, Any]
     decision_timeout: float  # seconds per decision
+
+
+@dataclass(frozen=True, slots=True)
+class Fault:
+    """A fault the server recorded against this bot in one match.
+
+    `applied` is the id of the action the server applied instead (see `Observation.legal`),
+    `strikes` this seat's faults in the match so far (a `BOT_ERROR` adds none by default), and
+    `forfeited` is True when this fault made the seat forfeit the match.
+    """
+
+    match_id: str
+    seat: int
+    kind: FaultKind
+    detail: str
+    applied: int | None
+    strikes: int
+    forfeited: bool
+
+
+def fault_from(message: pb.Fault) -> Fault:
+    applied = int(message.applied.id) if message.HasField("applied") else None
+    return Fault(message.match_id, int(message.seat), FAULT_KINDS.get(message.kind, FaultKind.INVALID),
+                 message.detail, applied, int(message.strikes), message.forfeited)  # fmt: skip

@@ -2,15 +2,28 @@
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 
+from uno_arena.sdk._protocol import members
 from uno_arena.sdk.actions import LegalActions, action_from
 from uno_arena.sdk.cards import Card, Colour, card_from, colour_of
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
-from uno_arena.v1.names import names
 
-_PHASES: dict[int, str] = names(pb.Phase.DESCRIPTOR)  # number -> "turn", "drawn", ...
+
+class Phase(enum.StrEnum):
+    """What is being decided (`OVER` only in a finished hand's view)."""
+
+    CHOOSE_COLOUR = "choose_colour"
+    TURN = "turn"
+    DRAWN = "drawn"
+    CATCH = "catch"
+    CHALLENGE = "challenge"
+    OVER = "over"
+
+
+PHASES: dict[int, Phase] = members(pb.Phase.DESCRIPTOR, Phase)  # number -> member
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,7 +38,7 @@ class Observation:
     match_id: str
     seat: int
     players: int
-    phase: str
+    phase: Phase
     turn_seat: int
     dealer: int
     direction: int  # +1 clockwise (to seat+1), -1 counter-clockwise
@@ -60,7 +73,7 @@ def observation_from(match_id: str, request: bot_pb2.DecisionRequest) -> Observa
         match_id=match_id,
         seat=int(o.seat),
         players=int(o.players),
-        phase=_PHASES.get(int(o.phase), "turn"),
+        phase=PHASES.get(int(o.phase), Phase.TURN),
         turn_seat=int(o.turn_seat),
         dealer=int(o.dealer),
         direction=int(o.direction),
