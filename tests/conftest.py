@@ -209,3 +209,16 @@ def match_server(
     running, thread = start_server(*redis_prefix, **overrides)
     yield running
     stop_server(running, thread)
+
+
+# Names a test module uses when it reaches Redis without the `redis_prefix` fixture (worker processes, CLIs).
+_REDIS_NAMES = ("REDIS_URL", "REDIS_HOST", "REDIS_PORT", "RedisServer")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that touch Redis `redis`: CI runs them once more on an embedded Redis (`-m redis`)."""
+    for item in items:
+        module = getattr(item, "module", None)
+        uses_names = module is not None and any(name in vars(module) for name in _REDIS_NAMES)
+        if "redis_prefix" in getattr(item, "fixturenames", ()) or uses_names:
+            item.add_marker(pytest.mark.redis)
