@@ -45,6 +45,7 @@ from uno_arena.rules.event import Event, HandEnd, HandEnded, MatchEnd, Seat, pub
 from uno_arena.rules.hand import DeckError, Hand, Phase, new_hand
 from uno_arena.rules.match import Match, MatchResult, apply, legal_actions, new_match, observe, play, to_move
 from uno_arena.rules.observation import Observation
+from uno_arena.rules.position import PositionError, arranged_hand
 from uno_arena.rules.replay import replay_hand, replay_match
 from uno_arena.rules.runner import Policy, eager_random_policy, random_policy, run_match
 from uno_arena.rules.validate import (
@@ -95,6 +96,7 @@ __all__ = [
     "Observation",
     "Phase",
     "Policy",
+    "PositionError",
     "Rank",
     "RulesConfig",
     "Scoring",
@@ -102,6 +104,7 @@ __all__ = [
     "WrongDecisionError",
     "action_from_id",
     "apply",
+    "arranged_hand",
     "canonical",
     "card",
     "choose_colour",

@@ -13,6 +13,7 @@ from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.cards import Card, Colour, Kind
 from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
 from uno_arena.sdk.events import (
+    DrawReason,
     Event,
     EventKind,
     Fault,
@@ -36,6 +37,7 @@ __all__ = [
     "Card",
     "ClientSettings",
     "Colour",
+    "DrawReason",
     "Event",
     "EventKind",
     "Fault",

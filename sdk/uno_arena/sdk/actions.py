@@ -40,12 +40,26 @@ class Action:
     def __str__(self) -> str:
         return self.text
 
+    def __repr__(self) -> str:
+        return f"Action({self.id}, {self.text!r})"
+
+
+_BY_ID: dict[int, Action] = {}
+
+
+def interned(action: Action) -> Action:
+    """The one `Action` object of its id, shared by every path that builds views (see `cards.interned`)."""
+    return _BY_ID.setdefault(action.id, action)
+
 
 def action_from(message: pb.Action) -> Action:
-    card = card_from(message.card) if message.HasField("card") else None
-    return Action(
-        message.id, _KINDS[message.kind], card, colour_of(message.colour), message.uno, message.text
-    )
+    """The view of a protocol `Action` (cached per id: ids are stable, protocol v1)."""
+    action = _BY_ID.get(message.id)
+    if action is None:
+        card = card_from(message.card) if message.HasField("card") else None
+        kind, colour = _KINDS[message.kind], colour_of(message.colour)
+        action = interned(Action(message.id, kind, card, colour, message.uno, message.text))
+    return action
 
 
 class LegalActions(Sequence[Action]):
@@ -69,6 +83,12 @@ class LegalActions(Sequence[Action]):
 
     def __repr__(self) -> str:
         return f"LegalActions({[a.text for a in self._actions]})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LegalActions) and self._actions == other._actions
+
+    def __hash__(self) -> int:
+        return hash(self._actions)
 
     def plays(
         self, *, colour: Colour | None = None, kind: Kind | None = None, uno: bool | None = None
@@ -120,7 +140,10 @@ class LegalActions(Sequence[Action]):
         return [a for a in self._actions if a.kind is ActionKind.CHOOSE_COLOUR]
 
     def by_id(self, action_id: int) -> Action:
-        return next(a for a in self._actions if a.id == action_id)
+        for action in self._actions:
+            if action.id == action_id:
+                return action
+        raise KeyError(f"action id {action_id} is not legal here; legal ids: {[a.id for a in self._actions]}")
 
     def safe_default(self) -> Action:
         """What the server itself would apply for a missed decision: draw, keep, accept, pass."""

@@ -52,10 +52,12 @@ class Card:
         label = str(self.number) if self.number is not None else self.kind.value
         return label if self.colour is None else f"{self.colour.value}_{label}"
 
+    def __repr__(self) -> str:  # short: observations and test failures list many cards
+        return f"Card({self})"
+
 
 # number -> view, built once from the protocol's enums (the only place the numbers are written)
-_COLOURS: dict[int, Colour] = members(pb.Colour.DESCRIPTOR, Colour)
-_COLOUR_NAMES: dict[str, Colour] = {pb.Colour.Name(n): c for n, c in _COLOURS.items()}
+COLOURS: dict[int, Colour] = members(pb.Colour.DESCRIPTOR, Colour)
 
 
 def _face(rank: str) -> tuple[Kind, int | None]:
@@ -72,17 +74,15 @@ covers(pb.Rank.DESCRIPTOR, Kind, (kind for kind, _ in _RANKS.values()))
 _BY_INDEX: dict[int, Card] = {}
 
 
+def interned(card: Card) -> Card:
+    """The one `Card` object of its face: every path that builds views (the wire's, the rules
+    core's) shares it, so views compare cheaply and equal views hold the same objects."""
+    return _BY_INDEX.setdefault(card.index, card)
+
+
 def colour_of(number: int) -> Colour | None:
     """A protocol `Colour` number as a `Colour` (None for unspecified)."""
-    return _COLOURS.get(number)
-
-
-def colour_named(name: str) -> Colour | None:
-    """A protocol `Colour` value's name as a `Colour`: "COLOUR_RED" -> `Colour.RED` (None for others).
-
-    `Event.fields` holds enum values by these names.
-    """
-    return _COLOUR_NAMES.get(name)
+    return COLOURS.get(number)
 
 
 def card_from(message: pb.Card) -> Card:
@@ -90,5 +90,5 @@ def card_from(message: pb.Card) -> Card:
     card = _BY_INDEX.get(message.index)
     if card is None:
         kind, number = _RANKS[message.rank]
-        card = _BY_INDEX[message.index] = Card(colour_of(message.colour), kind, number, message.index)
+        card = interned(Card(colour_of(message.colour), kind, number, message.index))
     return card

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
-from uno_arena.sdk import Action, Bot, Card, Colour, Observation
+from uno_arena.sdk import Action, Bot, Card, Colour, Kind, Observation
 
 
 def colour_held_most(cards: Iterable[Card]) -> Colour:
@@ -38,7 +38,7 @@ class GreedyBot(Bot):
     @staticmethod
     def _wild(observation: Observation, plays: list[Action]) -> Action:
         """A Wild (plain before Draw Four), naming the colour held most among the cards left."""
-        wild = min(plays, key=lambda a: (a.card.kind.value != "wild" if a.card else True, a.id)).card
+        wild = min(plays, key=lambda a: (a.card.kind is not Kind.WILD if a.card else True, a.id)).card
         rest = list(observation.hand)
         if wild in rest:
             rest.remove(wild)

@@ -19,8 +19,18 @@ from collections import Counter
 from collections.abc import Sequence
 from math import comb
 
-from uno_arena.sdk import Action, Bot, Card, Colour, Event, Kind, MatchInfo, Observation
-from uno_arena.sdk.cards import colour_named
+from uno_arena.sdk import (
+    Action,
+    Bot,
+    Card,
+    Colour,
+    DrawReason,
+    Event,
+    EventKind,
+    Kind,
+    MatchInfo,
+    Observation,
+)
 
 _ATTACK = (Kind.DRAW_TWO, Kind.WILD_DRAW_FOUR, Kind.SKIP, Kind.REVERSE)
 _DECK: Counter[tuple[Colour | None, Kind, int | None]] = Counter()
@@ -51,24 +61,23 @@ class StrongBot(Bot):
     def on_events(self, match_id: str, events: Sequence[Event]) -> None:
         lacks = self.lacks.setdefault(match_id, {})
         for event in events:
-            if event.kind in ("first_card", "played") and event.card is not None:
-                named = colour_named(str(event.fields.get("colour", "")))
+            if event.kind in (EventKind.FIRST_CARD, EventKind.PLAYED) and event.card is not None:
                 if event.card.kind is Kind.WILD_DRAW_FOUR:
                     self.previous[match_id] = self.colour.get(match_id)
-                self.colour[match_id] = event.card.colour or named
-                if event.kind == "played" and event.seat is not None:
+                self.colour[match_id] = event.card.colour or event.colour
+                if event.kind is EventKind.PLAYED and event.seat is not None:
                     colour = self.colour[match_id]
                     if colour is not None:
                         lacks.get(event.seat, set()).discard(colour)
-            elif event.kind == "colour_chosen":
-                self.colour[match_id] = colour_named(str(event.fields.get("colour", "")))
-            elif event.kind == "drew" and event.fields.get("reason") == "draw" and event.seat is not None:
+            elif event.kind is EventKind.COLOUR_CHOSEN:
+                self.colour[match_id] = event.colour
+            elif event.kind is EventKind.DREW and event.reason is DrawReason.DRAW and event.seat is not None:
                 current = self.colour.get(match_id)
                 if current is not None:
                     lacks.setdefault(event.seat, set()).add(current)
-            elif event.kind == "challenged" and not event.fields.get("guilty") and event.seat is not None:
+            elif event.kind is EventKind.CHALLENGED and not event.fields["guilty"] and event.seat is not None:
                 self.honest.setdefault(match_id, set()).add(event.seat)
-            elif event.kind == "hand_started":
+            elif event.kind is EventKind.HAND_STARTED:
                 self.lacks[match_id] = {}
 
     def decide(self, observation: Observation) -> Action:

@@ -1,0 +1,159 @@
+"""A hand arranged in a given position, for tests and puzzles.
+
+`new_hand` deals from a deck order and starts at the first card; `arranged_hand` sets up a
+position in the middle of a hand directly: who holds what, the piles, whose decision it is.
+It refuses positions the rules could not reach (not the 108 cards, a phase its cards do not
+fit), so `legal_actions`, `observe` and `apply` work on the result as on any hand.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Sequence
+
+from uno_arena.rules.card import Card, Colour, Rank, standard_deck
+from uno_arena.rules.config import FirstWildChooser, RulesConfig
+from uno_arena.rules.event import Seat
+from uno_arena.rules.hand import Hand, Phase
+
+
+class PositionError(ValueError):
+    """A position the rules cannot reach; the message says what is wrong with it."""
+
+
+def arranged_hand(
+    config: RulesConfig,
+    *,
+    cards: Sequence[Sequence[Card]],
+    discards: Sequence[Card],
+    draw_pile: Sequence[Card],
+    colour: Colour | None,
+    phase: Phase,
+    to_move: Seat,
+    turn_seat: Seat | None = None,
+    dealer: Seat = 0,
+    direction: int = 1,
+    drawn: Card | None = None,
+    turns: int = 1,
+    guilty: bool = False,
+    rng: random.Random | None = None,
+) -> Hand:
+    """A hand in this position, `to_move` deciding in `phase`.
+
+    `cards[seat]` is what each seat holds; `discards` bottom first (the last is the top card);
+    `draw_pile` top first; together exactly the 108 cards. `colour` is the colour to match (None
+    only while a first-card Wild waits for its colour). `turn_seat` is whose turn it is: in
+    CATCH the seat that did not call UNO, in CHALLENGE the one that played the Wild Draw Four
+    (`guilty`: whether it held a card of the previous colour); elsewhere `to_move` (the default).
+    In DRAWN, `drawn` is the playable card just drawn, among `cards[to_move]`.
+    """
+    turn_seat = to_move if turn_seat is None else turn_seat
+    _check_table(config, cards, discards, draw_pile, to_move, turn_seat, dealer, direction)
+    top = discards[-1]
+    if phase is Phase.CHOOSE_COLOUR:
+        if not top.is_wild or len(discards) != 1 or colour is not None:
+            raise PositionError("choose_colour: the first card turned up must be a Wild, alone in the "
+                                "discards, with no colour named yet")  # fmt: skip
+    elif colour is None:
+        raise PositionError(f"the top card {top} is a Wild: name the colour chosen with it")
+    elif not top.is_wild and colour is not top.colour:
+        raise PositionError(f"the colour to match is the top card's ({top.colour}), not {colour}")
+    hand = Hand(config, rng if rng is not None else random.Random(0), [])
+    hand.cards = [list(held) for held in cards]
+    hand.discards = list(discards)
+    hand.draw_pile = list(reversed(draw_pile))  # the hand keeps its top card last
+    hand.colour, hand.phase, hand.to_move, hand.turn_seat = colour, phase, to_move, turn_seat
+    hand.dealer, hand.direction, hand.turns = dealer, direction, turns
+    if phase is Phase.CHOOSE_COLOUR:
+        _check_chooser(hand)
+    elif phase is Phase.TURN and to_move != turn_seat:
+        raise PositionError("turn: the seat to move is the one whose turn it is")
+    elif phase is Phase.DRAWN:
+        _arrange_drawn(hand, drawn)
+    elif phase is Phase.CATCH:
+        _arrange_catch(hand)
+    elif phase is Phase.CHALLENGE:
+        if top.rank is not Rank.WILD_DRAW_FOUR or to_move != hand.next_seat(turn_seat):
+            raise PositionError("challenge: the top card must be a Wild Draw Four, just played by the "
+                                "seat before the one to move (turn_seat)")  # fmt: skip
+        hand.wild_draw_four_seat, hand.wild_draw_four_guilty = turn_seat, guilty
+    elif phase is Phase.OVER:
+        raise PositionError("a hand that is over has no decision to arrange")
+    if phase is not Phase.DRAWN and drawn is not None:
+        raise PositionError(f"only phase drawn has a drawn card, not {phase}")
+    return hand
+
+
+def _check_table(
+    config: RulesConfig,
+    cards: Sequence[Sequence[Card]],
+    discards: Sequence[Card],
+    draw_pile: Sequence[Card],
+    to_move: Seat,
+    turn_seat: Seat,
+    dealer: Seat,
+    direction: int,
+) -> None:
+    players = config.players
+    if len(cards) != players:
+        raise PositionError(f"{len(cards)} hands for {players} players")
+    for name, seat in (("to_move", to_move), ("turn_seat", turn_seat), ("dealer", dealer)):
+        if not 0 <= seat < players:
+            raise PositionError(f"{name} {seat} is not a seat of {players}")
+    if direction not in (1, -1):
+        raise PositionError(f"direction is 1 or -1, not {direction}")
+    empty = [seat for seat, held in enumerate(cards) if not held]
+    if empty:
+        raise PositionError(f"seat {empty[0]} holds no card: the hand would be over")
+    if not discards:
+        raise PositionError("the discards hold at least the top card")
+    counted = Counter(c for held in cards for c in held)
+    counted.update(discards)
+    counted.update(draw_pile)
+    deck = Counter(standard_deck())
+    extra = sorted((counted - deck).elements())
+    if extra:
+        raise PositionError(f"more copies than the deck holds: {', '.join(map(str, extra))}")
+    missing = sorted((deck - counted).elements())
+    if missing:
+        raise PositionError(f"{len(missing)} of the 108 cards are nowhere: {', '.join(map(str, missing[:8]))}"
+                            + (" ..." if len(missing) > 8 else ""))  # fmt: skip
+
+
+def _check_chooser(hand: Hand) -> None:
+    """RULINGS 9: the dealer names a first Wild's colour, or the player to its left if so configured."""
+    left = hand.next_seat(hand.dealer)
+    first_player = (
+        hand.top.rank is Rank.WILD and hand.config.first_wild_chooser is FirstWildChooser.FIRST_PLAYER
+    )
+    chooser = left if first_player else hand.dealer
+    if hand.to_move != chooser or hand.turn_seat != chooser:
+        who = "the player left of the dealer" if first_player else "the dealer"
+        raise PositionError(
+            f"choose_colour: {who} (seat {chooser}) names the colour, not seat {hand.to_move}"
+        )
+
+
+def _arrange_drawn(hand: Hand, drawn: Card | None) -> None:
+    if hand.to_move != hand.turn_seat:
+        raise PositionError("drawn: the seat to move is the one whose turn it is")
+    if drawn is None or drawn not in hand.cards[hand.to_move]:
+        raise PositionError("drawn: the card just drawn must be given, and held by the seat to move")
+    if not hand.playable(drawn):
+        raise PositionError(f"drawn: {drawn} does not play on {hand.top} ({hand.colour}); a card that "
+                            "does not play ends the turn")  # fmt: skip
+    hand.drawn = drawn
+
+
+def _arrange_catch(hand: Hand) -> None:
+    """The window after `turn_seat` played its next-to-last card without calling UNO (see hand.py)."""
+    offender, seat = hand.turn_seat, hand.to_move
+    if offender == seat:
+        raise PositionError("catch: the seat to move cannot catch itself (turn_seat did not call UNO)")
+    if len(hand.cards[offender]) != 1:
+        raise PositionError(f"catch: seat {offender} did not call UNO, so it holds one card, "
+                            f"not {len(hand.cards[offender])}")  # fmt: skip
+    order = [hand.next_seat(offender, k) for k in range(1, hand.players)]  # who is asked, in turn
+    hand.pending = hand.top
+    hand.catch_queue = list(reversed(order[order.index(seat) + 1 :]))

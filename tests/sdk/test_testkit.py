@@ -1,0 +1,214 @@
+"""The test kit: readable positions become the Observation (and legal actions) the server would send."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from uno_arena.rules import FACES, seen_by
+from uno_arena.rules import Colour as RulesColour
+from uno_arena.rules import parse_card as rules_card
+from uno_arena.rules.event import Drew, Played
+from uno_arena.sdk import ActionKind, Colour, DrawReason, EventKind, Kind, Phase
+from uno_arena.sdk.events import event_from
+from uno_arena.sdk.from_rules import CARDS
+from uno_arena.sdk.testkit import card, cards, event, position
+from uno_arena.server import wire
+
+
+def readable(face_name: str) -> str:
+    """'blue_draw_two' -> 'blue draw two', as a person writes it."""
+    return face_name.replace("_", " ")
+
+
+def test_every_face_reads_in_both_syntaxes() -> None:
+    for face in FACES:
+        assert card(str(face)) is face
+        assert card(readable(str(face)).upper()) is face
+        assert card(CARDS[face.index]) is face
+    assert card("green draw 2") is card("green +2") is rules_card("green_draw_two")
+    assert card("wild draw 4") is card("+4") is rules_card("wild_draw_four")
+    assert (
+        cards("red 3, wild,  blue skip ")
+        == cards("red_3 wild blue_skip")
+        == cards(["red 3", "wild", "blue_skip"])
+    )
+    assert cards("") == []
+
+
+@pytest.mark.parametrize("bad", ["purple 2", "red 10", "red 3 wild", "wild red"])
+def test_an_unknown_card_is_named_with_what_is_accepted(bad: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(f'unknown card {bad!r}: cards are "red 3", "blue skip"')):
+        position(hand=f"red 1, {bad}", top="red 7")
+
+
+def test_a_turn_offers_the_plays_the_rules_allow_and_a_draw() -> None:
+    seen = position(hand="red 3, wild, blue 5", top="red 7")
+    assert (seen.phase, seen.seat, seen.players, seen.turn_seat, seen.colour) == (
+        Phase.TURN,
+        0,
+        2,
+        0,
+        Colour.RED,
+    )
+    assert [str(c) for c in seen.hand] == ["red_3", "blue_5", "wild"]
+    assert [str(a) for a in seen.legal.plays(colour=Colour.RED)] == ["play red_3"]
+    assert {a.colour for a in seen.legal.plays(kind=Kind.WILD)} == set(Colour)
+    assert seen.legal.draw is not None and seen.legal.plays(colour=Colour.BLUE) == []
+    assert (
+        seen.hand_sizes == (3, 7) and sum(seen.hand_sizes) + len(seen.discards) + seen.draw_pile_size == 108
+    )
+
+
+def test_two_cards_left_offer_the_uno_call() -> None:
+    seen = position(hand="red 3, blue 5", top="red 7")
+    assert [str(a) for a in seen.legal.plays()] == ["play red_3", "play red_3 uno"]
+
+
+def test_a_wild_on_top_plays_to_the_colour_named() -> None:
+    seen = position(hand="green 3, blue 5", top="wild", colour="green", discards="red 7")
+    assert (seen.colour, [str(c) for c in seen.discards]) == (Colour.GREEN, ["red_7", "wild"])
+    assert [str(a) for a in seen.legal.plays()] == ["play green_3", "play green_3 uno"]
+    with pytest.raises(ValueError, match="the top card, wild, is a Wild: say which colour"):
+        position(hand="green 3", top="wild")
+
+
+def test_a_drawn_card_is_played_or_kept() -> None:
+    seen = position(hand="blue 5", drawn="red 9", top="red 7")
+    assert seen.phase is Phase.DRAWN and seen.drawn is not None and str(seen.drawn) == "red_9"
+    assert [str(a) for a in seen.legal] == ["play red_9", "play red_9 uno", "keep"]
+    with pytest.raises(ValueError, match="does not play on red_7"):
+        position(hand="blue 5", drawn="blue 9", top="red 7")
+
+
+def test_a_catch_window_after_the_previous_seat_kept_one_card_quietly() -> None:
+    seen = position(hand="red 3, blue 4", top="blue 7", phase="catch", players=4, seat=2)
+    assert (seen.phase, seen.turn_seat, seen.hand_sizes) == (Phase.CATCH, 1, (7, 1, 2, 7))
+    assert [a.kind for a in seen.legal] == [ActionKind.CATCH, ActionKind.PASS]
+    with pytest.raises(ValueError, match="holds one card, not 3"):
+        position(hand="red 3", top="blue 7", phase="catch", hand_sizes=[1, 3])
+
+
+def test_a_wild_draw_four_to_challenge() -> None:
+    seen = position(hand="red 3", top="wild draw four", colour="blue", phase="challenge", players=3, seat=2,
+                    direction=-1)  # fmt: skip
+    assert (seen.phase, seen.turn_seat, seen.colour) == (Phase.CHALLENGE, 0, Colour.BLUE)
+    assert [a.kind for a in seen.legal] == [ActionKind.CHALLENGE, ActionKind.ACCEPT]
+    with pytest.raises(ValueError, match="must be a Wild Draw Four"):
+        position(hand="red 3", top="red 7", phase="challenge")
+
+
+def test_a_first_card_wild_waits_for_its_colour() -> None:
+    seen = position(hand="red 3, red 4", top="wild", phase="choose_colour", players=3, seat=1)
+    assert (seen.phase, seen.dealer, seen.colour, seen.discards) == (
+        Phase.CHOOSE_COLOUR,
+        1,
+        None,
+        (CARDS[52],),
+    )
+    assert [a.colour for a in seen.legal] == list(Colour)
+    first = position(hand="red 3", top="wild", phase="choose_colour", players=3, seat=1,
+                     rules_options={"first_wild_chooser": "first_player"})  # fmt: skip
+    assert first.dealer == 0 and len(first.legal) == 4
+
+
+def test_the_table_is_as_described() -> None:
+    seen = position(hand="red 3", top="red 7", players=5, seat=3, hand_sizes=[2, 4, 6, 1, 9],
+                    scores=[10, 0, 0, 90, 5], target=200, direction=-1, draw_pile=4, turn=30, hand_number=3,
+                    match_id="m1")  # fmt: skip
+    assert (seen.match_id, seen.seat, seen.players, seen.direction) == ("m1", 3, 5, -1)
+    assert (seen.hand_sizes, seen.scores, seen.target_score) == ((2, 4, 6, 1, 9), (10, 0, 0, 90, 5), 200)
+    assert (seen.draw_pile_size, len(seen.discards), seen.turn, seen.hand_number) == (4, 108 - 4 - 22, 30, 3)
+    assert seen.next_seat == 2 and seen.opponents == (0, 1, 2, 4)
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"hand": "red 0, red 0", "top": "red 7"}, "2 x red_0 (the deck has 1)"),
+        ({"hand": "wild", "top": "wild", "colour": "red", "discards": "wild, wild, wild"}, "5 x wild"),
+        ({"hand": "red 3", "top": "red 7", "colour": "blue"}, "the colour to match is the top card's (red)"),
+        ({"hand": "red 3", "top": "red 7", "colour": "mauve"}, "unknown colour 'mauve'"),
+        ({"hand": "red 3", "top": "red 7", "phase": "sleeping"}, "unknown phase 'sleeping'"),
+        (
+            {"hand": "red 3", "top": "red 7", "hand_sizes": [2, 3]},
+            "hand_sizes[0] is 2, but your hand holds 1",
+        ),
+        ({"hand": "red 3", "top": "red 7", "hand_sizes": [1]}, "hand_sizes: one per seat, 2, not 1"),
+        ({"hand": "red 3", "top": "red 7", "hand_sizes": [1, 0]}, "seat 1 holds no card"),
+        ({"hand": "red 3", "top": "red 7", "hand_sizes": [1, -2]}, "hand_sizes: counts of cards, not -2"),
+        ({"hand": "", "top": "red 7"}, "seat 0 holds no card"),
+        ({"hand": "red 3", "top": "red 7", "seat": 2}, "seat 2 is not a seat of 2"),
+        ({"hand": "red 3", "top": "red 7", "draw_pile": 200}, "draw_pile=200: 99 cards are left"),
+        ({"hand": "red 3", "top": "red 7", "players": 11}, "players: must be 2 to 10"),
+        ({"hand": "red 3", "top": "red 7", "hand_sizes": [1, 107]}, "would hold 107 cards, but only 106"),
+    ],
+)
+def test_impossible_positions_are_refused_saying_why(options: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        position(**options)  # type: ignore[arg-type]
+
+
+def test_events_are_what_a_connected_bot_decodes() -> None:
+    played = event("played", seat=1, card="wild", colour="green", cards_left=4)
+    assert played == event_from(wire.event(Played(1, rules_card("wild"), RulesColour.GREEN, False, 4)))
+    assert (played.kind, played.seat, played.colour, played.fields["uno"]) == (
+        EventKind.PLAYED,
+        1,
+        Colour.GREEN,
+        False,
+    )
+    drew = event(EventKind.DREW, seat=1, count=2, reason="draw_two")
+    assert drew == event_from(wire.event(seen_by(Drew(1, 2, (FACES[0], FACES[1]), "draw_two"), 0)))
+    assert (drew.cards, drew.fields["hidden"], drew.reason) == ((), True, DrawReason.DRAW_TWO)
+    mine = event("drew", seat=0, cards="red 1, red 2")
+    assert (mine.count, [str(c) for c in mine.cards], mine.reason) == (2, ["red_1", "red_2"], DrawReason.DRAW)
+    ended = event("hand_ended", reason="played_out", winner=1, points=[0, 35])
+    assert (ended.reason, ended.fields["points"]) == ("played_out", (0, 35))
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "message"),
+    [
+        ("nope", {}, "unknown event kind 'nope': one of hand_started, "),
+        ("played", {"seat": 1}, "played needs card, cards_left"),
+        (
+            "played",
+            {"seat": 1, "card": "red 3", "cards_left": 2, "colour": "mauve"},
+            "unknown colour 'mauve'",
+        ),
+        (
+            "played",
+            {"seat": 1, "card": "red 3", "cards_left": 2, "winner": 1},
+            "played has no field 'winner'",
+        ),
+        ("drew", {"seat": 1, "count": 1, "reason": "tired"}, "drew reason 'tired': one of draw, draw_two"),
+        ("hand_ended", {"reason": "bored", "points": [0, 0]}, "hand_ended reason 'bored': one of played_out"),
+    ],
+)
+def test_a_bad_event_says_what_it_takes(kind: str, fields: dict[str, object], message: str) -> None:
+    with pytest.raises(ValueError, match=re.escape(message)):
+        event(kind, **fields)
+
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "bots.md"
+
+
+def python_block(text: str, first_line: str) -> str:
+    """The ```python block of docs/bots.md that starts with `first_line`."""
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", text, re.DOTALL)
+    return next(b for b in blocks if b.startswith(first_line))
+
+
+def test_the_docs_testing_example_passes_against_the_docs_first_bot(tmp_path: Path) -> None:
+    text = DOCS.read_text()
+    (tmp_path / "my_bot.py").write_text(python_block(text, "# my_bot.py"))
+    (tmp_path / "test_my_bot.py").write_text(python_block(text, "# test_my_bot.py"))
+    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_my_bot.py"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 passed" in run.stdout
