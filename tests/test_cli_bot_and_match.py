@@ -131,7 +131,7 @@ def test_match_play_picks_a_fresh_seed_and_prints_it(match_server: RunningServer
     for bot in bots.values():
         bot.wait_connected()
     env = {"UNO_ARENA_CONTROL_TOKEN": match_server.control_token}
-    command = ["match", "play", *bots, "--server", match_server.address, "--target", "30"]
+    command = ["match", "play", *bots, "--server", match_server.address, "--target", "30", "--no-replay"]
     seeds = []
     try:
         for extra in ([], [], ["--seed", "7"]):

@@ -1,9 +1,24 @@
-"""A recorded match as text: every seat by its bot's name (seat 0 too), cards and enum values by name."""
+"""A recorded match as text: every seat by its bot's name (seat 0 too), cards and enum values by name; replay
+files written and read back, and refused with a clear message when missing or not a replay."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from uno_arena.records.match import MatchRecord, RecordedMatch
-from uno_arena.records.replay import export, lines
+from uno_arena.records.replay import (
+    ReplayFileError,
+    export,
+    lines,
+    read_replay_file,
+    recorded_match,
+    replay_file_name,
+    replay_path_in,
+    write_replay_file,
+)
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -40,3 +55,62 @@ def test_the_export_holds_the_record_and_every_event() -> None:
     exported = export(recorded())
     assert exported["summary"]["bots"] == ["alice", "bob"]  # type: ignore[index]
     assert len(exported["events"]) == 5  # type: ignore[arg-type]
+
+
+def test_a_replay_file_reads_back_as_the_match_it_was_written_from(tmp_path: Path) -> None:
+    match = recorded()
+    path = write_replay_file(match, tmp_path / "replays")
+    assert path == tmp_path / "replays" / "t-m00000.json"
+    assert json.loads(path.read_text()) == json.loads(
+        json.dumps(export(match))
+    )  # what `replay --json` prints
+    again = read_replay_file(path)
+    assert again.record == match.record and again.finished == match.finished and again.events == match.events
+    assert list(lines(again)) == list(lines(match))
+    assert [p.name for p in path.parent.iterdir()] == ["t-m00000.json"]  # no partial file left behind
+
+
+def test_a_played_match_becomes_a_record_without_a_tournament() -> None:
+    finished = recorded().finished
+    match = recorded_match(finished, recorded().events, index=3)
+    assert match.match_id == "t-m00000" and match.record.index == 3 and match.record.tournament == ""
+    assert match.record.bots == ("alice", "bob") and match.record.actions == 2
+
+
+def test_replay_file_names_stay_in_their_folder(tmp_path: Path) -> None:
+    assert replay_file_name("../../etc/passwd") == "_.._etc_passwd.json"
+    assert replay_file_name("cli-1a2b") == "cli-1a2b.json"
+    (tmp_path / "arena-1-0.json").write_text("{}")
+    assert replay_path_in(tmp_path, "arena-1-0") == tmp_path / "arena-1-0.json"
+    for bad in ("../arena-1-0", "..", "", "a/b", "missing"):
+        assert replay_path_in(tmp_path, bad) is None
+
+
+@pytest.mark.parametrize(
+    ("content", "says"),
+    [
+        (None, "no such replay file"),
+        ("not json", "not a replay file (not JSON"),
+        ("[1, 2]", "not a replay file (no summary, finished, events"),
+        ('{"summary": {}, "finished": {}, "events": []}', "not a valid replay file"),
+        ('{"summary": {}, "finished": {"seed": "x"}, "events": []}', "not a valid replay file"),
+    ],
+)
+def test_a_missing_or_invalid_replay_file_is_a_clear_error(
+    tmp_path: Path, content: str | None, says: str
+) -> None:
+    path = tmp_path / "match.json"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ReplayFileError) as raised:
+        read_replay_file(path)
+    assert str(raised.value).startswith(f"{path}: {says}")
+
+
+def test_a_replay_file_whose_parts_disagree_is_refused(tmp_path: Path) -> None:
+    values = export(recorded())
+    values["summary"]["bots"] = ["alice", "bob", "carol"]  # type: ignore[index]
+    path = tmp_path / "match.json"
+    path.write_text(json.dumps(values))
+    with pytest.raises(ReplayFileError, match="its summary and result name other seats"):
+        read_replay_file(path)

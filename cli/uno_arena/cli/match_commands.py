@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from pathlib import Path
 
 import click
 import grpc
@@ -13,6 +14,8 @@ from rich.table import Table
 
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+
+DEFAULT_REPLAY_DIR = Path("replays")
 
 
 @click.group("match")
@@ -38,8 +41,16 @@ def match() -> None:
 @click.option(
     "--wait", type=click.IntRange(0), default=30, show_default=True, help="Seconds to wait for the bots."
 )
+@click.option(
+    "--replay-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=DEFAULT_REPLAY_DIR,
+    show_default=True,
+    help="Where the match's replay file is written (`uno-arena replay FILE` shows it).",
+)
+@click.option("--no-replay", is_flag=True, help="Write no replay file.")
 def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | None, target: int,
-         match_id: str | None, wait: int) -> None:  # fmt: skip
+         match_id: str | None, wait: int, replay_dir: Path, no_replay: bool) -> None:  # fmt: skip
     """Play one match between the connected BOTS (in seat order) and print the result."""
     seed = choose_seed(seed)
     console = Console()
@@ -54,7 +65,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
     with grpc.insecure_channel(server) as channel:
         stub = control_pb2_grpc.ControlServiceStub(channel)
         try:
-            finished = _follow(stub, request, control_token, target, console)
+            finished, events = _follow(stub, request, control_token, target, console)
         except grpc.RpcError as error:
             raise click.ClickException(f"{error.code().name}: {error.details()}") from None
     result = finished.result
@@ -67,6 +78,19 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
     console.print(table)
     console.print(f"{len(result.hands)} hands, {finished.event_count} events; replay: seed {finished.seed}, "
                   f"{len(finished.actions)} actions")  # fmt: skip
+    if not no_replay:
+        path = _write_replay(finished, events, replay_dir)
+        console.print(f"recorded: uno-arena replay {path}", soft_wrap=True)
+
+
+def _write_replay(finished: control_pb2.FinishedMatch, events: list[pb.Event], folder: Path) -> Path:
+    """The match's replay file, in the format `uno-arena replay --json` prints (loaded only here)."""
+    from uno_arena.records.replay import recorded_match, write_replay_file
+
+    try:
+        return write_replay_file(recorded_match(finished, events), folder)
+    except OSError as error:
+        raise click.ClickException(f"cannot write the replay into {folder}: {error}") from None
 
 
 def choose_seed(seed: int | None) -> int:
@@ -75,8 +99,10 @@ def choose_seed(seed: int | None) -> int:
 
 
 def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.PlayMatchRequest, token: str,
-            target: int, console: Console) -> control_pb2.FinishedMatch:  # fmt: skip
+            target: int, console: Console) -> tuple[control_pb2.FinishedMatch, list[pb.Event]]:  # fmt: skip
+    """The finished match and its complete event log (the `log` chunks that come before `finished`)."""
     totals = [0] * len(request.bots)
+    events: list[pb.Event] = []
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), TextColumn("{task.fields[totals]}"))
     with Progress(*columns, console=console, transient=True) as progress:
         task = progress.add_task("waiting for bots", total=target, totals="")
@@ -89,7 +115,9 @@ def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.Play
                 progress.update(task, completed=min(max(totals), target), totals=" ".join(map(str, totals)))
             elif kind == "fault":
                 console.print(f"fault: seat {message.fault.seat}: {message.fault.detail}")
+            elif kind == "log":
+                events.extend(message.log.events)
             elif kind == "finished":
                 finished: control_pb2.FinishedMatch = message.finished  # the stub module is untyped
-                return finished
+                return finished, events
     raise click.ClickException("the server ended the match stream without a result")

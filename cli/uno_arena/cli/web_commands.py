@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import click
 import redis
@@ -24,9 +25,12 @@ DEFAULTS = ServerLimits()
               show_default=True, help="Open connections; past it new ones wait to be accepted.")  # fmt: skip
 @click.option("--channel-timeout", type=click.IntRange(1), default=DEFAULTS.channel_timeout_s,
               show_default=True, help="Seconds an idle or half-sent connection is kept open.")  # fmt: skip
+@click.option("--replays", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              metavar="DIR", help="Also serve the replay files in DIR (`bot play --replay`, `match play`) at "
+                                  "/match/MATCH_ID.")  # fmt: skip
 @with_redis
-def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_timeout: int, redis_url: str,
-        key_prefix: str) -> None:  # fmt: skip
+def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_timeout: int,
+        replays: Path | None, redis_url: str, key_prefix: str) -> None:  # fmt: skip
     """Serve standings, head to head, tournament progress and recent matches (with replays) until Ctrl-C."""
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
@@ -38,11 +42,17 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
         raise click.ClickException(f"cannot reach Redis at {redis_url}: {error}") from None
     limits = ServerLimits(threads, connection_limit, channel_timeout)
     try:
-        server = WebServer(create_app(client, key_prefix, refresh), host.strip("[]"), int(port), limits)
+        server = WebServer(
+            create_app(client, key_prefix, refresh, replays), host.strip("[]"), int(port), limits
+        )
     except OSError as error:
         raise click.ClickException(f"cannot listen on {listen}: {error.strerror or error}") from None
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it like Ctrl-C
     click.echo(f"leaderboard at {', '.join(server.urls)} (Ctrl-C stops)")
+    if replays is not None:
+        click.echo(
+            f"replay files of {replays} at {server.urls[0]}match/MATCH_ID (the file name without .json)"
+        )
     server.serve()
 
 

@@ -6,12 +6,12 @@ points per match, then name - so ties are broken the same way every time.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
 from uno_arena.leaderboard.ratings import Rating, outcome, rate
 from uno_arena.records.match import MatchRecord
+from uno_arena.rules.statistics import wilson
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,16 +34,7 @@ class Standing:
     illegal: int  # illegal and invalid actions
     disconnects: int
     forfeits: int
-
-
-def wilson(wins: float, n: int, z: float = 1.959964) -> tuple[float, float]:
-    """The 95% Wilson score interval of a proportion (0, 1 when there is no data)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = wins / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
+    bot_errors: int = 0  # the bot reported its own code failed (BotError); last, so older tables read back
 
 
 def standings(records: Iterable[MatchRecord]) -> list[Standing]:
@@ -57,7 +48,8 @@ def standings(records: Iterable[MatchRecord]) -> list[Standing]:
     return [replace(r, rank=i + 1) for i, r in enumerate(rows)]
 
 
-_COUNTS = ("matches", "wins", "points", "hands", "timeout", "illegal", "disconnected", "forfeits")
+_COUNTS = ("matches", "wins", "points", "hands", "timeout", "illegal", "disconnected", "bot_error",
+           "forfeits")  # fmt: skip
 
 
 def _tally(match: MatchRecord, tallies: dict[str, dict[str, float]]) -> None:
@@ -72,6 +64,7 @@ def _tally(match: MatchRecord, tallies: dict[str, dict[str, float]]) -> None:
         tally["timeout"] += faults.timeout
         tally["illegal"] += faults.illegal + faults.invalid
         tally["disconnected"] += faults.disconnected
+        tally["bot_error"] += faults.bot_error
         tally["forfeits"] += 1 if seat in match.forfeited else 0
 
 
@@ -95,6 +88,7 @@ def _row(bot: str, rating: Rating, tally: Mapping[str, float]) -> Standing:
         illegal=int(tally["illegal"]),
         disconnects=int(tally["disconnected"]),
         forfeits=int(tally["forfeits"]),
+        bot_errors=int(tally["bot_error"]),
     )
 
 

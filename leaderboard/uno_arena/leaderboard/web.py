@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -27,7 +28,7 @@ from werkzeug.exceptions import HTTPException
 
 from uno_arena.leaderboard import board
 from uno_arena.records.match import MatchRecord, RecordedMatch, load_match, match_records
-from uno_arena.records.replay import export, lines
+from uno_arena.records.replay import ReplayFileError, export, lines, read_replay_file, replay_path_in
 from uno_arena.records.tournament import (
     MatchState,
     TournamentError,
@@ -57,7 +58,9 @@ def redis_address(client: redis.Redis) -> str:
     return f"redis://{where.get('host', 'localhost')}:{where.get('port', 6379)}/{where.get('db', 0)}"
 
 
-def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
+def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path | None = None) -> Flask:
+    """`replays`: a folder of replay files (`uno-arena bot play --replay`, `match play`), served at
+    /match/<id> when Redis holds no match of that id."""
     app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/
     where = redis_address(client)
 
@@ -73,11 +76,11 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5) -> Flask:
 
     @app.get("/match/<match_id>.json")
     def match_json(match_id: str) -> Response:
-        return jsonify(export(_match(client, prefix, match_id)))
+        return jsonify(export(_match(client, prefix, match_id, replays)))
 
     @app.get("/match/<match_id>")
     def match(match_id: str) -> str:
-        text = "\n".join(lines(_match(client, prefix, match_id)))
+        text = "\n".join(lines(_match(client, prefix, match_id, replays)))
         return render_template("replay.html", match_id=match_id, text=text)
 
     @app.get("/api/leaderboard/<scope>")
@@ -111,8 +114,15 @@ def _wants_json() -> bool:
     return request.path.startswith("/api/") or request.path.endswith(".json")
 
 
-def _match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch:
+def _match(client: redis.Redis, prefix: str, match_id: str, replays: Path | None) -> RecordedMatch:
     found = load_match(client, prefix, match_id) if is_match_id(match_id) else None
+    path = replay_path_in(replays, match_id) if found is None and replays is not None else None
+    if path is not None:
+        try:
+            found = read_replay_file(path)
+        except ReplayFileError as error:
+            log.warning("%s", error)
+            abort(404, f"the replay file of {match_id!r} is not readable")
     if found is None:
         abort(404, f"no recorded match {match_id!r}")
     return found

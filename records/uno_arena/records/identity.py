@@ -19,9 +19,11 @@ import re
 import secrets
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import redis
-import redis.asyncio as aioredis
+if TYPE_CHECKING:  # annotations only: replay files and the base install need no Redis client
+    import redis
+    import redis.asyncio as aioredis
 
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 

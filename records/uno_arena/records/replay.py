@@ -1,21 +1,35 @@
-"""A recorded match as readable text (hand by hand, with scores) or as JSON-ready values.
+"""A recorded match as readable text (hand by hand, with scores) or as JSON-ready values, and replay files.
 
 Used by `uno-arena replay` and the web view. Enum values show by their plain names, read from the
-bindings' descriptors.
+bindings' descriptors. A replay file is `export`'s JSON (what `uno-arena replay MATCH_ID --json`
+prints) in a file of its own: `uno-arena bot play --replay DIR` and `uno-arena match play` write them,
+without Redis, and `uno-arena replay PATH` and `uno-arena web --replays DIR` read them back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+import os
+import re
+from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.json_format import MessageToDict
+from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
 
-from uno_arena.records.match import RecordedMatch
+from uno_arena.records.match import MatchRecord, RecordedMatch
+from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import described, name_of
+
+REPLAY_SUFFIX = ".json"
+_SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+
+
+class ReplayFileError(ValueError):
+    """A replay file that is missing, unreadable or not a replay; the message names the file."""
 
 
 def export(match: RecordedMatch) -> dict[str, object]:
@@ -81,3 +95,75 @@ def _one(field: FieldDescriptor, value: Any) -> str:
     if isinstance(value, Message):
         return "{" + " ".join(f"{f.name}={_show(f, v)}" for f, v in value.ListFields()) + "}"
     return str(value)
+
+
+def recorded_match(
+    finished: control_pb2.FinishedMatch,
+    events: Sequence[pb.Event],
+    *,
+    tournament: str = "",
+    index: int = 0,
+    recorded: float = 0.0,
+) -> RecordedMatch:
+    """A match played outside a tournament (the local arena, `match play`) as a record, to export."""
+    record = MatchRecord.from_finished(finished, tournament, index, finished.result.match_id)
+    return RecordedMatch(record, finished, list(events), recorded)
+
+
+def replay_file_name(match_id: str) -> str:
+    """`MATCH_ID.json`, with anything but letters, digits, `_`, `.` and `-` made `_` (no path escapes)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", match_id).lstrip(".") or "match"
+    return f"{safe[:200]}{REPLAY_SUFFIX}"
+
+
+def write_replay_file(match: RecordedMatch, folder: Path) -> Path:
+    """Write the match's replay file into `folder` (made if missing); returns its path.
+
+    Written to a temporary name and renamed, so a reader never sees half a file.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / replay_file_name(match.match_id)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    partial.write_text(json.dumps(export(match), indent=1) + "\n", encoding="utf-8")
+    partial.replace(path)
+    return path
+
+
+def replay_path_in(folder: Path, match_id: str) -> Path | None:
+    """The replay file of `match_id` in `folder`, if it is there; None for a missing one or an id that
+    is not a plain file name (never a path outside `folder`)."""
+    if not _SAFE_NAME.fullmatch(match_id) or ".." in match_id:
+        return None
+    path = folder / f"{match_id}{REPLAY_SUFFIX}"
+    return path if path.is_file() else None
+
+
+def read_replay_file(path: Path) -> RecordedMatch:
+    """The inverse of `write_replay_file`. Raises `ReplayFileError` for a missing or invalid file."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ReplayFileError(f"{path}: no such replay file") from None
+    except (OSError, UnicodeDecodeError) as error:
+        raise ReplayFileError(f"{path}: cannot read it: {error}") from None
+    try:
+        values = json.loads(raw)
+    except json.JSONDecodeError as error:
+        raise ReplayFileError(f"{path}: not a replay file (not JSON: {error})") from None
+    missing = [
+        k for k in ("summary", "finished", "events") if not isinstance(values, dict) or k not in values
+    ]
+    if missing:
+        raise ReplayFileError(f"{path}: not a replay file (no {', '.join(missing)}; expected what "
+                              "`uno-arena replay MATCH_ID --json` prints)")  # fmt: skip
+    try:
+        finished = ParseDict(values["finished"], control_pb2.FinishedMatch())
+        events = [ParseDict(e, pb.Event()) for e in values["events"]]
+        record = MatchRecord.from_json(json.dumps(values["summary"]))
+    except (ParseError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ReplayFileError(f"{path}: not a valid replay file: {error}") from None
+    if len(record.bots) != len(finished.result.bots) or any(
+        len(e.hand_ended.points) != len(record.bots) for e in events if e.HasField("hand_ended")
+    ):
+        raise ReplayFileError(f"{path}: not a valid replay file: its summary and result name other seats")
+    return RecordedMatch(record, finished, events, path.stat().st_mtime)

@@ -28,8 +28,10 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import redis
+if TYPE_CHECKING:  # annotations only: replay files and the base install need no Redis client
+    import redis
 
 from uno_arena.records.identity import NAME
 from uno_arena.records.spec import TournamentSpec, spec_from_dict

@@ -1,0 +1,179 @@
+"""`uno-arena bot play BOT... --seats N --matches N`: the local arena (`uno_arena.sdk.arena`) from the shell.
+
+No server, no Redis: the bots play in this process. It needs only the base install; `--replay` loads the
+server's encoder and the records' file format (both in the base install too) only when given.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from uno_arena.cli.bot_commands import load_bot_class
+from uno_arena.cli.rules_commands import _plain_value
+from uno_arena.rules import ConfigError, RulesConfig
+from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
+
+if TYPE_CHECKING:
+    from uno_arena.records.match import RecordedMatch
+
+
+def parse_rules(text: str) -> RulesConfig:
+    """`stacking,target_score=200,scoring=penalty_points`: NAME turns a boolean option on, NAME=VALUE
+    sets any option (numbers, true/false, names as `uno-arena rules show` prints them)."""
+    values: dict[str, Any] = {}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if name == "players":
+            raise click.BadParameter("players: the table's size is --seats", param_hint="--rules")
+        values[name] = _plain_value(raw.strip()) if sep else True
+    try:
+        return RulesConfig.from_dict(values)
+    except ConfigError as error:
+        raise click.BadParameter(str(error), param_hint="--rules") from None
+
+
+@click.command("play")
+@click.argument("targets", metavar="BOT...", nargs=-1, required=True)
+@click.option(
+    "--seats",
+    type=click.IntRange(2, 10),
+    default=None,
+    help="Seats at the table, 2 to 10 (default: one per BOT, at least 2); BOTs fill them in turn.",
+)
+@click.option("--matches", type=click.IntRange(1), default=100, show_default=True, help="Matches to play.")
+@click.option(
+    "--rules",
+    "rules_text",
+    default="",
+    metavar="NAME[=VALUE],...",
+    help="Rules options: NAME turns one on, NAME=VALUE sets it (`uno-arena rules show` lists them).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(0, 2**63 - 1),
+    default=None,
+    help="Seed of the first match's deal (match i: seed + i); default: a fresh one, printed.",
+)
+@click.option(
+    "--deadline",
+    type=click.FloatRange(0, min_open=True),
+    default=None,
+    metavar="SECONDS",
+    help="Enforce a time per decision: decide is abandoned at it, the safe default applied and a timeout "
+    "counted (default: no deadline).",
+)
+@click.option("--ask-single", is_flag=True, help="Ask the bots even when only one action is legal.")
+@click.option(
+    "--replay",
+    "replay_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    metavar="DIR",
+    help="Write each match's replay file into DIR (`uno-arena replay FILE` shows one).",
+)
+def play_command(
+    targets: tuple[str, ...],
+    seats: int | None,
+    matches: int,
+    rules_text: str,
+    seed: int | None,
+    deadline: float | None,
+    ask_single: bool,
+    replay_dir: Path | None,
+) -> None:
+    """Play BOTs (file.py:Class or module:Class) against each other in-process: no server, no Redis."""
+    classes = [load_bot_class(target) for target in targets]
+    config = parse_rules(rules_text)
+    console = Console()
+    if not console.is_terminal:  # a pipe or a file: no terminal width to fit, keep each row on one line
+        console = Console(width=160)
+    seed = secrets.randbits(62) if seed is None else seed
+    console.print(f"seed {seed} (play the same deals again with --seed {seed})", soft_wrap=True)  # copyable
+    write = _replay_writer(replay_dir) if replay_dir is not None else None
+    written: list[Path] = []
+    columns = (TextColumn("matches"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True) as progress:
+        task = progress.add_task("matches", total=matches)
+
+        def played(outcome: MatchOutcome) -> None:
+            if write is not None:
+                written.append(write(outcome))
+            progress.advance(task)
+
+        try:
+            result = play(classes, seats=seats, matches=matches, rules=config, seed=seed, deadline=deadline,
+                          ask_single=ask_single, on_match=played, keep_matches=False)  # fmt: skip
+        except ArenaError as error:
+            raise click.UsageError(str(error)) from None
+    _print_result(console, result)
+    if written:
+        console.print(
+            f"{len(written)} replays in {replay_dir}; e.g. uno-arena replay {written[0]}", soft_wrap=True
+        )
+
+
+def _print_result(console: Console, result: ArenaResult) -> None:
+    rules = {
+        k: v for k, v in result.config.to_dict().items() if v != getattr(RulesConfig(), k) and k != "players"
+    }
+    title = f"{result.played} matches at {result.seats} seats" + (f", rules {rules}" if rules else "")
+    table = Table("bot", "matches", "wins", "win rate [95% CI]", "points/match", "exceptions", "timeouts",
+                  "decisions", title=title)  # fmt: skip
+    for bot in result.bots:
+        rate = f"{bot.win_rate:.3f} [{bot.win_low:.3f}, {bot.win_high:.3f}]"
+        wins = str(int(bot.wins)) if bot.wins.is_integer() else f"{bot.wins:.2f}"  # shared wins: fractions
+        table.add_row(bot.name, str(bot.matches), wins, rate, f"{bot.points_per_match:.1f}",
+                      str(bot.exceptions), str(bot.timeouts), str(bot.decisions))  # fmt: skip
+    console.print(table)
+    deadline = f"deadline {result.deadline:g} s" if result.deadline is not None else "no deadline"
+    console.print(f"{result.decisions_per_s:,.0f} decisions/s ({result.decisions} decisions, "
+                  f"{result.actions} actions in {result.seconds:.1f} s; {deadline})")  # fmt: skip
+
+
+def _replay_writer(folder: Path) -> Callable[[MatchOutcome], Path]:
+    """Each match to its replay file in `folder`; the server's encoder and the file format load only here."""
+    from uno_arena.records.replay import write_replay_file
+
+    def write(outcome: MatchOutcome) -> Path:
+        return write_replay_file(recorded_from(outcome), folder)
+
+    return write
+
+
+def recorded_from(outcome: MatchOutcome) -> RecordedMatch:
+    """The arena's match as the server would have recorded it: result, actions, seed, rules, faults and
+    the complete event log (rebuilt by replaying the actions through the rules core)."""
+    from uno_arena.records.replay import recorded_match
+    from uno_arena.rules import ACTIONS, replay_match
+    from uno_arena.server import wire
+    from uno_arena.v1 import control_pb2
+    from uno_arena.v1 import game_pb2 as pb
+    from uno_arena.v1.names import number_of
+
+    result = outcome.result
+    match = replay_match(outcome.config, outcome.seed, result.actions)
+    faults = [
+        pb.Fault(match_id=f.match_id, seat=f.seat, kind=number_of(pb.FaultKind, f.kind.value),
+                 detail=f.detail, strikes=f.strikes, forfeited=f.forfeited,
+                 applied=wire.action_message(ACTIONS[f.applied]) if f.applied is not None else None)
+        for f in outcome.faults
+    ]  # fmt: skip
+    by_seat = [sum(1 for f in outcome.faults if f.seat == seat) for seat in range(len(outcome.bots))]
+    summary = wire.match_result(outcome.match_id, wire.MATCH_ENDS[result.reason], result.winners,
+                                result.totals, result.hands, list(outcome.bots), [], by_seat)  # fmt: skip
+    finished = control_pb2.FinishedMatch(result=summary, event_count=len(match.events),
+                                         actions=[a.id for a in result.actions], seed=outcome.seed,
+                                         rules=wire.rules(outcome.config), faults=faults)  # fmt: skip
+    events = list(wire.event_log_chunk(match.events).events)
+    return recorded_match(finished, events, index=outcome.index)
