@@ -37,7 +37,7 @@ def _printed(width: int) -> str:
 def test_a_wide_terminal_shows_every_column() -> None:
     text = _printed(140)
     assert "mu +- sigma" in text and "hands won" in text and "33.55 +- 7.39" in text
-    assert "0.54 [0.38-0.69]" in text and "3/1/0/0" in text
+    assert "0.54 [0.38-0.69]" in text and "3/1/0/0/0" in text
 
 
 def test_an_80_column_terminal_leaves_columns_out_rather_than_cutting_names() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 
 import pytest
@@ -21,6 +22,7 @@ def finished() -> control_pb2.FinishedMatch:
     faults = [pb.Fault(seat=2, kind=kind) for kind in (pb.FAULT_KIND_TIMEOUT, pb.FAULT_KIND_TIMEOUT,
                                                        pb.FAULT_KIND_DISCONNECTED)]  # fmt: skip
     faults.append(pb.Fault(seat=1, kind=pb.FAULT_KIND_INVALID))
+    faults.append(pb.Fault(seat=0, kind=pb.FAULT_KIND_BOT_ERROR))
     return control_pb2.FinishedMatch(result=result, seed=9, actions=[1, 2, 3], faults=faults)
 
 
@@ -35,7 +37,7 @@ def test_a_record_holds_the_result_as_typed_values() -> None:
     assert record.reason == pb.MATCH_END_FORFEIT and record.reason_name == "forfeit"
     assert record.hands == (HandRecord(0, (510, 0, 0), pb.HAND_END_PLAYED_OUT),
                             HandRecord(None, (0, 40, 0), pb.HAND_END_MAX_TURNS))  # fmt: skip
-    assert record.faults == (Faults(), Faults(invalid=1), Faults(timeout=2, disconnected=1))
+    assert record.faults == (Faults(bot_error=1), Faults(invalid=1), Faults(timeout=2, disconnected=1))
     assert (record.seed, record.actions, record.forfeited) == (9, 3, (2,))
 
 
@@ -44,14 +46,22 @@ def test_one_encoding_reads_back_the_same() -> None:
     assert MatchRecord.from_json(record.to_json()) == record
     stored = record.to_dict()
     assert stored["reason"] == "forfeit" and stored["hands"][1]["reason"] == "max_turns"
-    assert stored["faults"][2] == {"timeout": 2, "illegal": 0, "invalid": 0, "disconnected": 1}
+    assert stored["faults"][2] == dict(timeout=2, illegal=0, invalid=0, disconnected=1, bot_error=0)
+
+
+def test_a_summary_stored_before_bot_errors_were_counted_reads_them_as_none() -> None:
+    stored = MatchRecord.from_finished(finished(), "cup", 4, "cup-m00004").to_dict()
+    for seat in stored["faults"]:
+        del seat["bot_error"]
+    old = MatchRecord.from_json(json.dumps(stored))
+    assert old.faults == (Faults(), Faults(invalid=1), Faults(timeout=2, disconnected=1))
 
 
 def test_the_fault_kinds_are_the_protocols() -> None:
     assert (
         tuple(f.name for f in fields(Faults))
         == FAULT_KINDS
-        == ("timeout", "illegal", "invalid", "disconnected")
+        == ("timeout", "illegal", "invalid", "disconnected", "bot_error")
     )
 
 

@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 import sys
+import time
 
 import grpc
 import pytest
@@ -14,8 +15,9 @@ import redis
 
 import tests.conftest as conftest
 from tests.conftest import RunningServer
-from tests.server.botclient import TestBot, play_match
+from tests.server.botclient import TestBot, control, play_match
 from uno_arena.records import identity
+from uno_arena.server.arena import SERVER_DRAINING
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -33,6 +35,7 @@ def test_drain_lets_running_matches_finish_and_refuses_new_ones(match_server: Ru
             play_match(match_server.address, match_server.control_token,
                        control_pb2.PlayMatchRequest(match_id="late", bots=["d1", "d2"]))  # fmt: skip
         assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+        assert refused.value.details() == SERVER_DRAINING
         finished = running.result(60)[-1].finished
         drained.result(60)
     assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
@@ -68,3 +71,24 @@ def test_stopping_with_bots_connected_is_quiet_and_tells_them(redis_prefix: tupl
     assert "match server stopped" in log
     assert "ERROR" not in log and "Traceback" not in log, log
     bot.close()
+
+
+def test_a_play_match_waiting_for_its_bots_is_refused_as_soon_as_the_server_drains(
+    match_server: RunningServer,
+) -> None:
+    """It would otherwise start a match after the drain began (and hold the stop up to its wait)."""
+    stub, metadata = control(match_server.address, match_server.control_token)
+    request = control_pb2.PlayMatchRequest(
+        match_id="waits", bots=["absent1", "absent2"], wait_for_bots_ms=120_000
+    )
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(lambda: list(stub.PlayMatch(request, metadata=metadata, timeout=60)))
+        deadline = time.monotonic() + 30
+        while match_server.arena.gateway.reserving < 1:  # the call waits for its bots
+            assert time.monotonic() < deadline, "PlayMatch did not start waiting"
+            time.sleep(0.01)
+        assert match_server.call_soon(match_server.arena.drain(60)).result(30) == 0
+        with pytest.raises(grpc.RpcError) as refused:
+            waiting.result(30)
+    assert refused.value.code() == grpc.StatusCode.UNAVAILABLE
+    assert refused.value.details() == SERVER_DRAINING

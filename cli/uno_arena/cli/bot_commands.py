@@ -78,21 +78,54 @@ def load_bot_class(target: str) -> type[Bot]:
     "--max-matches", type=click.IntRange(1), default=4, show_default=True, help="Matches played at once."
 )
 def run(target: str, name: str, token: str, server: str, max_matches: int) -> None:
-    """Run BOT (path/to/file.py:ClassName) until Ctrl-C; reconnects by itself if the server restarts."""
+    """Run BOT (file.py:ClassName or module:ClassName) until Ctrl-C, which finishes its matches first.
+
+    BOT is path/to/file.py:ClassName or package.module:ClassName (a module in the current folder
+    loads too). The bot reconnects by itself if the server restarts.
+
+    Ctrl-C (or SIGTERM) drains: the server gives the bot no new match, the running ones are played
+    to their end, then it exits 0. A second Ctrl-C stops at once: the running matches are forfeited
+    (exit status 1 if there were any).
+    """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
     bot = load_bot_class(target)()
     client = BotClient(bot, server, name, token, ClientSettings(max_matches=max_matches))
+    abandoned: list[int] = []  # the running matches a second Ctrl-C left behind
+
+    def on_signal(signum: signal.Signals) -> None:
+        running = client.running_matches
+        if not client.draining:
+            click.echo(
+                f"draining: finishing {_matches(running)} (Ctrl-C again to stop now: they will be forfeited)",
+                err=True,
+            )
+            client.drain(signum.name)
+        else:
+            click.echo(
+                "stopping now" + (f": {_matches(running)} will be forfeited" if running else ""), err=True
+            )
+            abandoned.append(running)
+            client.stop()
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(signum, client.stop)
+            loop.add_signal_handler(signum, on_signal, signum)
         await client.run()
 
     try:
         asyncio.run(main())
+    except KeyboardInterrupt:  # a Ctrl-C before the handlers were in place (the bot was not connected)
+        abandoned.append(client.running_matches)
     except BotReplaced as replaced:  # two copies of one bot would otherwise replace each other forever
         raise click.ClickException(str(replaced)) from None
     except BotRefused as refused:
         raise click.ClickException(f"the server refused {name!r}: {refused}") from None
-    click.echo(f"{name} stopped", err=True)
+    if abandoned and abandoned[-1]:
+        click.echo(f"{name} stopped: {_matches(abandoned[-1])} forfeited", err=True)
+        raise SystemExit(1)
+    click.echo(f"{name} stopped" + (": its matches finished" if client.drained else ""), err=True)
+
+
+def _matches(count: int) -> str:
+    return f"{count} running match" + ("" if count == 1 else "es")

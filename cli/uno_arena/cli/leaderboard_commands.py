@@ -81,11 +81,11 @@ _COLUMNS: tuple[tuple[str, bool, Callable[[Standing], str]], ...] = (
     ("win rate [95%]", True, lambda r: f"{r.win_rate:.2f} [{r.win_low:.2f}-{r.win_high:.2f}]"),
     ("points", True, lambda r: f"{r.points_per_match:.0f}"),
     ("hands won", False, lambda r: str(r.hands_won)),
-    ("faults", True, lambda r: f"{r.timeouts}/{r.illegal}/{r.disconnects}/{r.forfeits}"),
+    ("faults", True, lambda r: f"{r.timeouts}/{r.illegal}/{r.disconnects}/{r.bot_errors}/{r.forfeits}"),
 )
 _CAPTION = (
     "rating: OpenSkill's mu - 3 sigma, which ranks; win rate: its 95% interval in brackets; "
-    "points: per match; faults: timeouts/illegal/disconnects/forfeits"
+    "points: per match; faults: timeouts/illegal/disconnects/bot errors/forfeits"
 )
 
 

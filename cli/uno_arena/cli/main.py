@@ -1,8 +1,8 @@
 """`uno-arena`: the command group. Each noun's commands live in their own module, imported when used.
 
-The base install (`pip install uno-arena`) holds what a bot author needs: `bot run`, `match play` and
-`rules`. The other commands need the platform (`pip install 'uno-arena[server]'`); without it they
-say so and exit non-zero, and `--help` lists them all either way.
+The base install (`pip install uno-arena`) holds what a bot author needs: `bot run`, `bot play`,
+`match play` and `rules`. The other commands need the platform (`pip install 'uno-arena[server]'`);
+without it they say so and exit non-zero, and `--help` lists them all either way.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ COMMANDS = {
     "server": Lazy(
         "uno_arena.cli.server_commands",
         "server_command",
-        "Run the match server until Ctrl-C (which lets running matches finish first).",
+        "Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).",
     ),
     "control-token": Lazy(
         "uno_arena.cli.server_commands",
@@ -117,7 +117,7 @@ COMMANDS = {
     "replay": Lazy(
         "uno_arena.cli.replay_commands",
         "replay",
-        "Print a recorded match (ids are listed by `uno-arena tournament status`).",
+        "Print a recorded match: a match id (see `uno-arena tournament status`) or a replay file.",
     ),
     "leaderboard": Lazy(
         "uno_arena.cli.leaderboard_commands",
@@ -140,7 +140,12 @@ BOT_COMMANDS = {
     "run": Lazy(
         "uno_arena.cli.bot_commands",
         "run",
-        "Run BOT (path/to/file.py:ClassName) until Ctrl-C; reconnects by itself if the server restarts.",
+        "Run BOT (file.py:ClassName or module:ClassName) until Ctrl-C, which finishes its matches first.",
+    ),
+    "play": Lazy(
+        "uno_arena.cli.arena_commands",
+        "play_command",
+        "Play BOTs (file.py:Class or module:Class) against each other in-process: no server, no Redis.",
     ),
     "register": Lazy(
         "uno_arena.cli.server_commands",

@@ -34,20 +34,36 @@ DEFAULTS = ServerSettings()
 )
 @click.option("--max-strikes", type=click.IntRange(1), default=DEFAULTS.max_strikes, show_default=True)
 @click.option(
+    "--bot-errors-strike",
+    is_flag=True,
+    default=DEFAULTS.bot_errors_strike,
+    help="A BOT_ERROR fault (a bot reports that its own code failed) counts a strike (default: not).",
+)
+@click.option(
     "--disconnect-grace-ms", type=click.IntRange(0), default=DEFAULTS.disconnect_grace_ms, show_default=True
 )
 @click.option(
     "--drain-timeout-ms", type=click.IntRange(0), default=DEFAULTS.drain_timeout_ms, show_default=True
 )
-def server_command(listen: str, redis_url: str, key_prefix: str, **limits: int) -> None:
-    """Run the match server until Ctrl-C (which lets running matches finish first)."""
+def server_command(
+    listen: str, redis_url: str, key_prefix: str, bot_errors_strike: bool, **limits: int
+) -> None:
+    """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
+
+    Ctrl-C or SIGTERM: no new match starts (PlayMatch is refused with UNAVAILABLE), the running
+    ones finish (up to --drain-timeout-ms), then the bots are told the server is stopping and it
+    exits 0. A second Ctrl-C aborts the running matches and stops at once.
+    """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
-    settings = ServerSettings(key_prefix=key_prefix, **limits)
+    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, **limits)
     connect(redis_url).close()
     try:
         asyncio.run(serve(listen, redis_url, settings))
     except OSError as error:
         raise click.ClickException(str(error)) from None
+    except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
+        click.echo("interrupted before the server started", err=True)
+        raise SystemExit(130) from None
 
 
 @click.command("register")

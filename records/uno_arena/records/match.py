@@ -18,9 +18,10 @@ import json
 import time
 import zlib
 from dataclasses import asdict, dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
+if TYPE_CHECKING:  # annotations only: replay files and the base install need no Redis client
+    import redis
 
 from uno_arena.records.tournament import Keys, list_ids, text
 from uno_arena.v1 import control_pb2
@@ -49,12 +50,16 @@ def match_key(prefix: str, match_id: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class Faults:
-    """One seat's faults in a match, by kind (the fields are `FaultKind`'s names; a test keeps them so)."""
+    """One seat's faults in a match, by kind (the fields are `FaultKind`'s names; a test keeps them so).
+
+    Every count defaults to 0, so a summary stored before a kind existed reads back with none of it.
+    """
 
     timeout: int = 0
     illegal: int = 0
     invalid: int = 0
     disconnected: int = 0
+    bot_error: int = 0  # the bot reported that its own code failed (BotError); no strike by default
 
     @classmethod
     def count(cls, kinds: list[pb.FaultKind]) -> Faults:

@@ -13,9 +13,11 @@ class Bot:
     """A UNO bot. One instance plays every match of its connection, possibly at once.
 
     `decide` may be a plain function (run in a worker thread, so a slow bot
-    never blocks the connection) or a coroutine. If it raises or misses the
-    deadline, the SDK logs it with the observation and answers the safe
-    default (draw, keep, accept, pass) so the bot stays in the match.
+    never blocks the connection) or a coroutine. If it raises, returns
+    something illegal or misses the deadline, the SDK logs one line and
+    answers the safe default (draw, keep, accept, pass) so the bot stays in
+    the match; it reports a raise or an illegal return to the server, which
+    records a BOT_ERROR fault (no strike by default; see `on_fault`).
     """
 
     def decide(self, observation: Observation) -> Action | Awaitable[Action]:

@@ -1,4 +1,9 @@
-"""The connection loop: connect, say Hello, answer decisions, reconnect with backoff, stop cleanly."""
+"""The connection loop: connect, say Hello, answer decisions, reconnect with backoff, stop cleanly.
+
+Two ways to stop: `drain()` (the first Ctrl-C of `uno-arena bot run`) tells the server to start no
+new match, plays the running ones to their end and returns once the server ends the stream OK;
+`stop()` (the second Ctrl-C) ends the stream at once, and the running matches are forfeited.
+"""
 
 from __future__ import annotations
 
@@ -7,15 +12,17 @@ import contextlib
 import inspect
 import logging
 import random
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
 import grpc
 
+from uno_arena.sdk import _bot_errors
 from uno_arena.sdk.actions import Action
 from uno_arena.sdk.bot import Bot
-from uno_arena.sdk.events import MatchInfo, event_from, hand_result_from, match_result_from
+from uno_arena.sdk.events import MatchInfo, event_from, fault_from, hand_result_from, match_result_from
 from uno_arena.sdk.observation import Observation, observation_from
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc
 
@@ -53,10 +60,14 @@ class ClientSettings:
     deadline_margin: float = 0.15  # answer the safe default this many seconds before the deadline
     backoff_initial: float = 0.5  # first wait before reconnecting; doubles per failed attempt ...
     backoff_max: float = 5.0  # ... up to this; back to `backoff_initial` once the server welcomed us
+    # While draining, how long to keep trying to get back to running matches after the stream is lost
+    # (the server forfeits them once its disconnect grace, 10 s by default, has passed).
+    drain_reconnect_s: float = 15.0
 
 
 class BotClient:
-    """Runs one `Bot` on one connection until `stop()`; reconnects whenever the stream is lost."""
+    """Runs one `Bot` on one connection until `stop()` or a finished `drain()`; reconnects whenever
+    the stream is lost (while draining, only to finish running matches)."""
 
     def __init__(
         self, bot: Bot, server: str, name: str, token: str, settings: ClientSettings | None = None
@@ -70,9 +81,43 @@ class BotClient:
         self.connected = asyncio.Event()
         self.connections = 0  # times the server welcomed this client (reconnects included)
         self._welcomes = asyncio.Condition()
+        self._drain = asyncio.Event()  # drain() was called
+        self._wake = asyncio.Event()  # ends a wait before reconnecting early (drain() was called)
+        self.drain_reason = ""
+        self.drained = False  # the server ended the stream OK after our Drain: every match finished
+        self.running: set[str] = set()  # ids of the matches started and not finished, as last told
 
     def stop(self) -> None:
+        """Stop at once: the stream ends, and the server forfeits the running matches."""
         self._stop.set()
+
+    @property
+    def draining(self) -> bool:
+        return self._drain.is_set()
+
+    @property
+    def running_matches(self) -> int:
+        return len(self.running)
+
+    def drain(self, reason: str = "") -> None:
+        """Finish the running matches, take no new one, then let `run()` return.
+
+        Sends Drain (again after each reconnect); the server ends the stream OK once the last
+        running match has finished. Safe from a signal handler; a second call changes nothing.
+        """
+        if self._drain.is_set():
+            return
+        self.drain_reason = reason
+        self._drain.set()
+        self._wake.set()
+        if self._call is not None:
+            self._spawn(self._send_drain(self._call))
+
+    async def _send_drain(self, call: _Call) -> None:
+        async with self._write_lock:
+            # A stream that ended meanwhile raises (grpc's own error types); the next one says Drain.
+            with contextlib.suppress(Exception):
+                await call.write(bot_pb2.BotMessage(drain=bot_pb2.Drain(reason=self.drain_reason)))
 
     async def wait_connected(self, count: int = 1) -> None:
         """Until the server has welcomed this client `count` times (reconnects included)."""
@@ -84,16 +129,22 @@ class BotClient:
             self._welcomes.notify_all()
 
     async def run(self) -> None:
-        """Connect and play until stopped; reconnects whenever the stream is lost.
+        """Connect and play until stopped or drained; reconnects whenever the stream is lost.
+
+        While draining, a lost stream is reconnected only if matches were running (the server
+        resumes them; Drain is sent again right after Hello), and for at most
+        `ClientSettings.drain_reconnect_s`; with none running, `run()` returns.
 
         Raises `BotRefused` if the token is refused (or replaced or revoked meanwhile), and its
         subclass `BotReplaced` if another copy of this bot connected under the same name.
         """
         backoff = self.settings.backoff_initial
-        while not self._stop.is_set():
+        lost_at: float | None = None  # when the stream was lost, while not welcomed since
+        while not self._stop.is_set() and not self._drain_over(lost_at):
             welcomed = self.connections
+            ended_ok = False
             try:
-                await self._session()
+                ended_ok = await self._session()
             except grpc.aio.AioRpcError as error:
                 self._raise_if_final(error)
                 log.warning("connection to %s lost: %s %s", self.server, error.code().name, error.details())
@@ -101,13 +152,37 @@ class BotClient:
                 self.connected.clear()
             if self._stop.is_set():
                 break
+            if ended_ok and self._drain.is_set():
+                self.drained = True
+                log.info("%s drained: its matches finished", self.name)
+                break
+            if self.connections > welcomed or lost_at is None:
+                lost_at = time.monotonic()
             if self.connections > welcomed:
                 backoff = self.settings.backoff_initial  # it was up: a restart, not a server that is down
+            if self._drain_over(lost_at):
+                break
             delay = min(backoff, self.settings.backoff_max) * random.uniform(0.8, 1.2)
             log.info("reconnecting in %.1f s", delay)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stop.wait(), delay)
+            self._wake.clear()
+            waits = {asyncio.ensure_future(self._stop.wait()), asyncio.ensure_future(self._wake.wait())}
+            await asyncio.wait(waits, timeout=delay, return_when=asyncio.FIRST_COMPLETED)
+            for waiting in waits:
+                waiting.cancel()
             backoff = min(backoff * 2, self.settings.backoff_max)
+
+    def _drain_over(self, lost_at: float | None) -> bool:
+        """Draining, and reconnecting would not finish any match: none runs, or too late for them."""
+        if not self._drain.is_set():
+            return False
+        if not self.running:
+            log.info("%s draining with no match running: stopping", self.name)
+            return True
+        if lost_at is not None and time.monotonic() - lost_at > self.settings.drain_reconnect_s:
+            log.warning("%s draining: not reconnected within %g s; its %d running matches will be forfeited",
+                        self.name, self.settings.drain_reconnect_s, len(self.running))  # fmt: skip
+            return True
+        return False
 
     def _raise_if_final(self, error: grpc.aio.AioRpcError) -> None:
         """Stop for good when reconnecting cannot help: a refused token or Hello (e.g. a name over the
@@ -121,13 +196,17 @@ class BotClient:
             log.error(message)
             raise BotReplaced(message) from None
 
-    async def _session(self) -> None:
+    async def _session(self) -> bool:
+        """One stream, until it ends: True when the server ended it OK, False when stopped."""
         async with grpc.aio.insecure_channel(self.server, options=KEEPALIVE) as channel:
             call: _Call = bot_pb2_grpc.BotServiceStub(channel).Connect()
-            self._call = call
             hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=self.settings.max_matches,
                                   ask_single=self.settings.ask_single, client="uno-arena-sdk")  # fmt: skip
-            await call.write(bot_pb2.BotMessage(hello=hello))
+            async with self._write_lock:
+                await call.write(bot_pb2.BotMessage(hello=hello))
+                if self._drain.is_set():  # reconnected to finish running matches: still draining
+                    await call.write(bot_pb2.BotMessage(drain=bot_pb2.Drain(reason=self.drain_reason)))
+                self._call = call  # from now on drain() writes Drain itself
             stopper = asyncio.create_task(self._stop.wait())
             try:
                 while True:
@@ -140,15 +219,16 @@ class BotClient:
                         with contextlib.suppress(Exception):
                             await call.done_writing()
                         call.cancel()
-                        return
+                        return False
                     message = reading.result()
-                    if not isinstance(message, bot_pb2.ServerMessage):  # grpc.aio.EOF: the stream ended
-                        return
+                    if not isinstance(message, bot_pb2.ServerMessage):  # grpc.aio.EOF: the stream ended OK
+                        return True
                     try:
                         self._handle(message)
                     except Exception:  # never drop the connection over one message
                         log.exception("could not handle a %s message", message.WhichOneof("kind"))
             finally:
+                self._call = None
                 stopper.cancel()
                 for task in list(self._tasks):
                     task.cancel()
@@ -156,6 +236,7 @@ class BotClient:
     def _handle(self, message: bot_pb2.ServerMessage) -> None:
         kind = message.WhichOneof("kind")
         if kind == "welcome":
+            self.running.clear()  # the server tells each running match again (MatchStarted)
             self.connections += 1
             self.connected.set()
             self._spawn(self._welcomed())
@@ -164,9 +245,10 @@ class BotClient:
             )
         elif kind == "match_started":
             started = message.match_started
+            self.running.add(started.match_id)
             rules = {d.name: v for d, v in started.rules.ListFields()}
             info = MatchInfo(started.match_id, started.seat, tuple(started.bots), rules,
-                             started.decision_timeout_ms / 1000)  # fmt: skip
+                             started.decision_timeout_ms / 1000, started.max_strikes or 3)  # fmt: skip
             self._hook(self.bot.on_match_start, info)
         elif kind == "events":
             events = [event_from(e) for e in message.events.events]
@@ -175,11 +257,19 @@ class BotClient:
             self._spawn(self._decide(message.decision_request))
         elif kind == "hand_result":
             self._hook(self.bot.on_hand_end, hand_result_from(message.hand_result))
+        elif kind == "draining":
+            log.info("%s draining: the server starts no new match; %d running matches finish first",
+                     self.name, message.draining.running_matches)  # fmt: skip
         elif kind == "match_finished":
+            self.running.discard(message.match_finished.result.match_id)
             self._hook(self.bot.on_match_end, match_result_from(message.match_finished.result))
         elif kind == "fault":
-            fault = message.fault
-            log.warning("fault in match %s: %s", fault.match_id, fault.detail)
+            fault = fault_from(message.fault)
+            applied = message.fault.applied.text if message.fault.HasField("applied") else "nothing"
+            log.warning("the server recorded a %s fault in match %s: %s (it applied %s; strikes %d%s)",
+                        fault.kind.value, fault.match_id or "-", fault.detail, applied, fault.strikes,
+                        ", the seat forfeits" if fault.forfeited else "")  # fmt: skip
+            self._hook(self.bot.on_fault, fault)
 
     def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
@@ -197,37 +287,40 @@ class BotClient:
             self._hook(self.bot.on_events, request.match_id, [event_from(e) for e in request.events])
         observation = observation_from(request.match_id, request)
         budget = max(request.deadline_ms / 1000 - self.settings.deadline_margin, 0.01)
-        action = await self._choose(observation, budget)
+        action, failure = await self._choose(observation, budget)
         async with self._write_lock:
             decision = bot_pb2.Decision(request_id=request.request_id, action_id=action.id)
             if self._call is not None:
+                if failure is not None:  # before the answer: the last answer of a match may end it
+                    report = bot_pb2.BotError(request_id=request.request_id, detail=failure)
+                    await self._call.write(bot_pb2.BotMessage(bot_error=report))
                 await self._call.write(bot_pb2.BotMessage(decision=decision))
 
-    async def _choose(self, observation: Observation, budget: float) -> Action:
-        """The bot's action, or the safe default if it raises, returns nonsense or runs out of time."""
+    async def _choose(self, observation: Observation, budget: float) -> tuple[Action, str | None]:
+        """The bot's action; or the safe default if it raises, returns something that is not a legal
+        action (with what to report to the server: a BotError) or runs out of time (the server
+        counts that itself). Each failure is one log line; a traceback only at DEBUG level."""
         legal = observation.legal
+        loop = asyncio.get_running_loop()
+        started = loop.time()
         try:
             if inspect.iscoroutinefunction(self.bot.decide):
                 action = await asyncio.wait_for(self.bot.decide(observation), budget)
             else:
                 action = await asyncio.wait_for(asyncio.to_thread(self.bot.decide, observation), budget)
-        except TimeoutError:
-            log.warning("decide() took longer than %.2f s: answering %s (observation: %s)", budget,
-                        legal.safe_default(), observation)  # fmt: skip
-            return legal.safe_default()
-        except Exception:
-            log.exception(
-                "decide() raised: answering %s (observation: %s)", legal.safe_default(), observation
-            )
-            return legal.safe_default()
+        except Exception as error:
+            if isinstance(error, TimeoutError) and loop.time() - started >= budget:  # not the bot's own
+                log.warning("decide() took longer than %.2f s: answering %s", budget, legal.safe_default())
+                return legal.safe_default(), None
+            failure = _bot_errors.raised(error)
+            log.error("decide() raised %s: answering %s", failure, legal.safe_default())
+            log.debug("decide() raised in match %s", observation.match_id, exc_info=error)
+            return legal.safe_default(), failure
         if not isinstance(action, Action) or action not in legal:
-            log.error(
-                "decide() returned %r, not one of the legal actions: answering %s",
-                action,
-                legal.safe_default(),
-            )
-            return legal.safe_default()
-        return action
+            failure = _bot_errors.returned(action)
+            log.error("%s: answering %s", failure, legal.safe_default())
+            return legal.safe_default(), failure
+        return action, None
 
 
 async def run_bot(

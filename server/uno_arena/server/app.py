@@ -128,15 +128,27 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, _on_signal, stop, arena)
     await stop.wait()
-    log.info("stopping: draining %d running matches (Ctrl-C again to stop at once)", len(arena.running))
+    running = len(arena.running)
+    log.info(
+        "stopping: no new matches; %d running matches finish first, up to %g s "
+        "(Ctrl-C again to stop at once: they are aborted)",
+        running, settings.drain_timeout_ms / 1000,
+    )  # fmt: skip
     drain = asyncio.create_task(arena.drain(settings.drain_timeout_ms / 1000))
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, drain.cancel)
     try:
-        await drain
+        aborted = await drain
     except asyncio.CancelledError:
-        log.warning("stopping at once: unfinished matches are aborted")
+        log.warning("stopping at once: %d unfinished matches are aborted", len(arena.running))
         await arena.drain(0)
+    else:
+        if aborted:
+            log.warning(
+                "%d matches did not finish in %g s: aborted", aborted, settings.drain_timeout_ms / 1000
+            )
+        elif running:
+            log.info("the running matches finished")
     await arena.stop_bots(timeout=2)  # their streams end now (UNAVAILABLE), so the stop below is prompt
     await server.stop(grace=1)
     await redis_client_.aclose()

@@ -29,6 +29,8 @@ from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 
+SERVER_DRAINING = "the server is draining: it finishes its running matches and starts no new one"
+
 
 @dataclass(frozen=True, slots=True)
 class FinishedEntry:
@@ -116,16 +118,21 @@ class Arena:
             if host.ending is not None:
                 self.finished.add(host.spec, host.ending)
 
-    async def drain(self, timeout: float) -> None:
-        """Refuse new matches, let running ones finish (up to `timeout` s), then abort the rest."""
+    async def drain(self, timeout: float) -> int:
+        """Refuse new matches, let running ones finish (up to `timeout` s), then abort the rest.
+
+        Returns how many were aborted.
+        """
         self.draining = True
-        if self._tasks:
-            log.info("draining %d running matches", len(self._tasks))
-            _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
-            for task in pending:
-                task.cancel()
-            if pending:
-                await asyncio.wait(pending)
+        await self.gateway.refuse_new_matches(SERVER_DRAINING)
+        if not self._tasks:
+            return 0
+        _, pending = await asyncio.wait(set(self._tasks), timeout=timeout)
+        for task in pending:
+            task.cancel()
+        if pending:
+            await asyncio.wait(pending)
+        return len(pending)
 
     # --- bot connections and their tokens -----------------------------------
 

@@ -29,11 +29,22 @@ log = logging.getLogger(__name__)
 
 REPLACED = "replaced by a newer connection of the same bot"  # the SDK stops on ABORTED with this
 TOKEN_REVOKED = "token replaced or revoked"
+DRAINED = "drained: its last match finished"
+DRAIN_REASON_CHARS = 256  # Drain.reason is cut to this (it only goes to the log)
 ANSWERED, LATE = "answered", "late"  # what became of a request that is no longer pending
+BOT_ERROR_DETAIL_CHARS = 512  # BotError.detail is cut to this (bot.proto)
+
+# What takes a bot's BotError in a running match: (connection, request id, detail) -> None when
+# recorded, else why it was ignored (answered as a stray).
+BotErrorSink = Callable[["BotConnection", str, str], "str | None"]
 
 
 class Disconnected(Exception):
     """The bot's connection ended while a decision was pending."""
+
+
+class NoNewMatches(Exception):
+    """The server is draining: `Gateway.reserve` gives no slot to anyone any more."""
 
 
 @dataclass(eq=False)
@@ -91,11 +102,13 @@ class BotConnection:
     queued_bytes: int = 0
     peak_messages: int = 0  # the most messages / bytes ever queued (for tests and logs)
     peak_bytes: int = 0
+    draining: bool = False  # the bot sent Drain: no new match; the stream ends OK after its last one
+    drain_reason: str = ""
 
     def __post_init__(self) -> None:
         self._outbox: deque[bytes] = deque()
         self._wakeup = asyncio.Event()
-        self._finished: OrderedDict[str, str] = OrderedDict()  # request id -> ANSWERED or LATE
+        self._finished: OrderedDict[str, tuple[str, str]] = OrderedDict()  # request id -> (fate, match id)
         settings = self.settings
         self.strays = StrayLimiter(settings.stray_replies_per_s, settings.stray_burst, settings.stray_flood)
 
@@ -160,15 +173,15 @@ class BotConnection:
 
     # --- answers ------------------------------------------------------------
 
-    def _remember(self, request_id: str, fate: str) -> None:
-        self._finished[request_id] = fate
+    def _remember(self, request_id: str, fate: str, match_id: str) -> None:
+        self._finished[request_id] = (fate, match_id)
         while len(self._finished) > self.settings.answered_kept:
             self._finished.popitem(last=False)
 
     def expire(self, request_id: str) -> None:
         """Forget a request that timed out; a late answer to it is then known as late."""
-        self.pending.pop(request_id, None)
-        self._remember(request_id, LATE)
+        pending = self.pending.pop(request_id, None)
+        self._remember(request_id, LATE, pending.match_id if pending is not None else "")
 
     def answer(self, request_id: str, action_id: int) -> bool:
         """Resolve a pending request; False if the id is unknown (or already answered)."""
@@ -176,12 +189,21 @@ class BotConnection:
         if pending is None or pending.future.done():
             return False
         pending.future.set_result(action_id)
-        self._remember(request_id, ANSWERED)
+        self._remember(request_id, ANSWERED, pending.match_id)
         return True
 
     def fate(self, request_id: str) -> str | None:
         """ANSWERED or LATE for a request no longer pending (among the recent ones), else None."""
-        return self._finished.get(request_id)
+        finished = self._finished.get(request_id)
+        return finished[0] if finished is not None else None
+
+    def match_of(self, request_id: str) -> str | None:
+        """The match of a request sent on this connection, pending or recent; None if unknown."""
+        pending = self.pending.get(request_id)
+        if pending is not None:
+            return pending.match_id
+        finished = self._finished.get(request_id)
+        return finished[1] if finished is not None and finished[1] else None
 
     def stray(self, match_id: str, detail: str) -> None:
         """Tell the bot about a message that affected no match (no strike), within the rate limit."""
@@ -212,6 +234,9 @@ class Gateway:
         self._active: dict[str, int] = {}  # matches in progress per bot name (survives reconnects)
         self._changed = asyncio.Condition()
         self._endings: set[asyncio.Task[None]] = set()  # streams being ended with a status
+        self.refusing: str | None = None  # why no new match starts (the server drains), or None
+        self.reserving = 0  # PlayMatch calls waiting in `reserve` for their bots
+        self._bot_error_sinks: dict[str, BotErrorSink] = {}  # running match id -> its BotError taker
 
     def connection(self, name: str) -> BotConnection | None:
         return self._bots.get(name)
@@ -237,6 +262,38 @@ class Gateway:
             del self._bots[connection.name]
         await self._notify()
 
+    # --- BotError: routed by request id, like a Decision ---------------------
+
+    def take_bot_errors(self, match_id: str, sink: BotErrorSink) -> None:
+        """A running match takes the BotErrors quoting its requests (until `drop_bot_errors`)."""
+        self._bot_error_sinks[match_id] = sink
+
+    def drop_bot_errors(self, match_id: str) -> None:
+        self._bot_error_sinks.pop(match_id, None)
+
+    def bot_error(self, connection: BotConnection, report: bot_pb2.BotError) -> None:
+        """Hand a bot's report of its own failure to the running match whose request it quotes.
+
+        The request must have been sent on this connection and still be pending or among the
+        recently answered (or timed out) ones; anything else is a stray (no strike), as is a
+        second report of the same request, which the match refuses.
+        """
+        request_id, limit = report.request_id, connection.settings.max_id_chars
+        if len(request_id) > limit:
+            connection.stray("", f"BotError.request_id: at most {limit} characters, got {len(request_id)}: "
+                                 "ignored")  # fmt: skip
+            return
+        match_id = connection.match_of(request_id)
+        sink = self._bot_error_sinks.get(match_id) if match_id is not None else None
+        if match_id is None or sink is None:
+            connection.stray(match_id or "", f"BotError for no recent request {request_id!r} of a running "
+                                             "match: ignored")  # fmt: skip
+            return
+        detail = " ".join(report.detail[:BOT_ERROR_DETAIL_CHARS].split())  # one line in every log
+        ignored = sink(connection, request_id, detail)
+        if ignored is not None:
+            connection.stray(match_id, ignored)
+
     def track_ending(self, ending: asyncio.Task[None]) -> None:
         """A task ending a stream with a status (see `close_all`)."""
         self._endings.add(ending)
@@ -261,14 +318,24 @@ class Gateway:
     async def reserve(self, names: Iterable[str], timeout: float) -> None:
         """Take one match slot of each bot, waiting until all are connected with a free slot.
 
-        Raises `TimeoutError` with a message naming the first bot that is missing.
+        Raises `TimeoutError` with a message naming the first bot that is missing, and
+        `NoNewMatches` once the server drains (a call waiting then gives up at once).
         """
         wanted = list(names)
+
+        def ready() -> bool:
+            return self.refusing is not None or self._missing(wanted) is None
+
         async with self._changed:
+            self.reserving += 1
             try:
-                await asyncio.wait_for(self._changed.wait_for(lambda: self._missing(wanted) is None), timeout)
+                await asyncio.wait_for(self._changed.wait_for(ready), timeout)
             except TimeoutError:
                 raise TimeoutError(self._missing(wanted) or "bots became unavailable") from None
+            finally:
+                self.reserving -= 1
+            if self.refusing is not None:
+                raise NoNewMatches(self.refusing)
             for name in wanted:
                 self._active[name] = self._active.get(name, 0) + 1
 
@@ -277,15 +344,41 @@ class Gateway:
             connection = self._bots.get(name)
             if connection is None or connection.closed:
                 return f"bot {name!r} is not connected"
+            if connection.draining:  # it finishes its matches and takes no new one
+                return f"bot {name!r} is draining (it takes no new match)"
             if self._active.get(name, 0) >= connection.max_matches:
                 return f"bot {name!r} has no free match slot ({connection.max_matches} in use)"
         return None
+
+    async def refuse_new_matches(self, reason: str) -> None:
+        """From now on `reserve` fails with `NoNewMatches(reason)`, including calls waiting in it."""
+        self.refusing = reason
+        await self._notify()
+
+    def drain(self, connection: BotConnection, reason: str) -> None:
+        """The bot's Drain: no new match for this connection; its stream ends OK after its last one.
+
+        Answered once with Draining (a repeated Drain changes nothing). A reconnect is a new
+        connection, not draining unless it says Drain again.
+        """
+        if connection.draining or connection.closed:
+            return
+        connection.draining, connection.drain_reason = True, reason[:DRAIN_REASON_CHARS]
+        running = self._active.get(connection.name, 0) if self._bots.get(connection.name) is connection else 0
+        log.info("bot %s draining: %d matches left (%s)", connection.name, running,
+                 connection.drain_reason or "no reason given")  # fmt: skip
+        connection.send(bot_pb2.ServerMessage(draining=bot_pb2.Draining(running_matches=running)))
+        if not running:
+            connection.close(DRAINED)
 
     async def release(self, names: Iterable[str]) -> None:
         for name in names:
             self._active[name] = max(0, self._active.get(name, 0) - 1)
             if not self._active[name]:
                 del self._active[name]  # bounded by the bots in matches, not by every name ever seen
+                connection = self._bots.get(name)
+                if connection is not None and connection.draining:
+                    connection.close(DRAINED)  # OK, once its MatchFinished (queued already) went out
         await self._notify()
 
     async def wait_for_connection(self, name: str, timeout: float) -> BotConnection | None:

@@ -7,6 +7,10 @@ Wild) and counts a strike. At `max_strikes` strikes, or when a disconnected
 bot is not back within the grace period, the seat forfeits: with one seat
 left the match ends at once (MATCH_END_FORFEIT), otherwise the forfeited seat
 plays on by default actions so the others finish their match.
+
+A bot may also report that its own code failed on a request (BotError): that
+is recorded as a BOT_ERROR fault, so organisers see it, without a strike unless
+the server's `bot_errors_strike` says otherwise.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import itertools
 import logging
 import random
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from uno_arena.rules import (
@@ -44,6 +49,7 @@ log = logging.getLogger(__name__)
 
 UNKNOWN_REQUEST = -2  # answer() sentinel: the bot answered a request id we never sent
 _DEFAULTS = (DRAW, KEEP, ACCEPT, PASS)
+ASKED_KEPT = 1024  # requests per match a BotError may still quote (the connection keeps as many answered)
 
 
 LOG_CHUNK_EVENTS = 2000  # events per `log` message: well under the 4 MiB message limit
@@ -63,12 +69,31 @@ def _time_out(future: asyncio.Future[int]) -> None:
         future.set_exception(TimeoutError())
 
 
+def _answered(asked: Asked) -> Action | None:
+    """The legal action a bot answered to a request whose decision is not applied yet, if any."""
+    future = asked.future
+    if not future.done() or future.cancelled() or future.exception() is not None:
+        return None
+    return next((a for a in asked.legal if a.id == future.result()), None)
+
+
 def default_action(legal: list[Action]) -> Action:
     """The safe choice applied for a faulty seat."""
     for action in _DEFAULTS:
         if action in legal:
             return action
     return legal[0]
+
+
+@dataclass(eq=False, slots=True)
+class Asked:
+    """A request sent to a seat, kept so that a later BotError can be recorded against it."""
+
+    seat: int
+    legal: list[Action]
+    future: asyncio.Future[int]
+    applied: Action | None = None  # once the decision is settled
+    reported: bool = False  # a BotError was recorded for it
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,6 +129,7 @@ class MatchHost:
         self.published = 0  # events published to spectators and subscribers
         self.lost_at: dict[int, float] = {}  # seat -> monotonic time its connection was lost
         self._requests = itertools.count(1)
+        self._asked: OrderedDict[str, Asked] = OrderedDict()  # request id -> what was asked, newest last
         self.started_at = time.monotonic()
 
     # --- the match loop ---------------------------------------------------
@@ -111,6 +137,7 @@ class MatchHost:
     async def run(self) -> None:
         """Play to the end; always finishes (the result says how), never raises for a bot's sake."""
         reason: pb.MatchEnd | None = None
+        self.gateway.take_bot_errors(self.spec.match_id, self.bot_error)
         try:
             for seat in range(len(self.spec.bots)):
                 self._seat(seat)
@@ -162,6 +189,16 @@ class MatchHost:
         request_id = f"{self.spec.match_id}#{next(self._requests)}"
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
+        asked = self._asked[request_id] = Asked(seat, legal, future)
+        while len(self._asked) > ASKED_KEPT:
+            self._asked.popitem(last=False)
+        asked.applied = await self._answer(connection, request_id, future, seat, legal)
+        return asked.applied
+
+    async def _answer(
+        self, connection: BotConnection, request_id: str, future: asyncio.Future[int], seat: int,
+        legal: list[Action],
+    ) -> Action:  # fmt: skip
         deadline_ms = int(self.spec.decision_timeout * 1000)
         events = [wire.event_element(e) for e in self._unsent(seat)]
         request = wire.decision_request_bytes(
@@ -199,8 +236,35 @@ class MatchHost:
 
     def _fault(self, seat: int, kind: pb.FaultKind, detail: str, legal: list[Action]) -> Action:
         applied = default_action(legal)
-        self.strikes[seat] += 1
-        forfeits = self.strikes[seat] >= self.spec.max_strikes
+        self._record(seat, kind, detail, applied)
+        return applied
+
+    def bot_error(self, connection: BotConnection, request_id: str, detail: str) -> str | None:
+        """Record a bot's report that its code failed on `request_id` (a `BotError`), once per request.
+
+        Returns None when recorded, else why it was ignored. `applied` is what the bot answered if
+        that is known and legal by now, else the safe default (what the SDK answers).
+        """
+        asked = self._asked.get(request_id)
+        if asked is None:
+            return f"BotError for {request_id!r}: not a recent request of this match: ignored"
+        if asked.reported:
+            return f"duplicate BotError for {request_id!r}: ignored (it was recorded)"
+        asked.reported = True
+        applied = asked.applied if asked.applied is not None else _answered(asked)
+        if applied is None:
+            applied = default_action(asked.legal)
+        strike = connection.settings.bot_errors_strike
+        self._record(asked.seat, pb.FAULT_KIND_BOT_ERROR, detail or "(no detail)", applied, strike=strike)
+        return None
+
+    def _record(
+        self, seat: int, kind: pb.FaultKind, detail: str, applied: Action, strike: bool = True
+    ) -> None:
+        """Record, log and announce a fault; a strike may make the seat forfeit."""
+        if strike:
+            self.strikes[seat] += 1
+        forfeits = strike and seat not in self.forfeited and self.strikes[seat] >= self.spec.max_strikes
         fault = pb.Fault(
             match_id=self.spec.match_id,
             seat=seat,
@@ -217,7 +281,6 @@ class MatchHost:
         self._progress(control_pb2.MatchProgress(fault=fault))
         if forfeits:
             self._forfeit(seat)
-        return applied
 
     def _forfeit(self, seat: int) -> None:
         if seat not in self.forfeited:
@@ -305,6 +368,7 @@ class MatchHost:
     # --- the end ------------------------------------------------------------
 
     def finish(self, reason: pb.MatchEnd | None) -> None:
+        self.gateway.drop_bot_errors(self.spec.match_id)  # a BotError quoting this match is a stray now
         match, players = self.match, len(self.spec.bots)
         if reason is None and match.result is not None:
             code, winners, totals = (

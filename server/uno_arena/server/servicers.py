@@ -17,8 +17,8 @@ from google.protobuf.message import DecodeError
 from uno_arena.records import identity
 from uno_arena.rules import ConfigError, public
 from uno_arena.server import wire
-from uno_arena.server.arena import Arena
-from uno_arena.server.gateway import ANSWERED, LATE, BotConnection
+from uno_arena.server.arena import SERVER_DRAINING, Arena
+from uno_arena.server.gateway import ANSWERED, LATE, BotConnection, NoNewMatches
 from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchHost, MatchSpec
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
@@ -183,6 +183,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
                     self._answer(connection, message.decision)
                 elif kind == "ping":
                     connection.send(bot_pb2.ServerMessage(pong=bot_pb2.Pong(nonce=message.ping.nonce)))
+                elif kind == "bot_error":
+                    self.arena.gateway.bot_error(connection, message.bot_error)
+                elif kind == "drain":
+                    self.arena.gateway.drain(connection, message.drain.reason)
                 else:
                     connection.stray("", f"unexpected {kind or 'empty'} message after Hello: ignored")
             connection.close("the bot closed its stream")
@@ -246,13 +250,15 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         host = await self._same_match(spec, context)
         if host is None and arena.finished.get(spec.match_id) is None:
             if arena.draining:
-                await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is shutting down")
+                await context.abort(grpc.StatusCode.UNAVAILABLE, SERVER_DRAINING)
             waits = request.HasField("wait_for_bots_ms")
             wait = _given(waits, request.wait_for_bots_ms, arena.settings.wait_for_bots_ms) / 1000
             try:
                 await arena.gateway.reserve(spec.bots, wait)
             except TimeoutError as missing:
                 await context.abort(grpc.StatusCode.FAILED_PRECONDITION, f"{missing} (waited {wait:g} s)")
+            except NoNewMatches as refused:  # the server began draining while this call waited for bots
+                await context.abort(grpc.StatusCode.UNAVAILABLE, str(refused))
             if spec.match_id in arena.running or arena.finished.get(spec.match_id) is not None:
                 await arena.gateway.release(spec.bots)  # another call started it meanwhile
                 host = await self._same_match(spec, context)

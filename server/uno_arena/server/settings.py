@@ -21,6 +21,7 @@ class ServerSettings:
     max_message_bytes: int = 4 * 1024 * 1024  # larger messages end the bot's stream
     max_matches_per_bot: int = 64  # cap on what a connection may announce
     max_strikes: int = DEADLINES.max_strikes  # faults in one match before the seat forfeits
+    bot_errors_strike: bool = False  # a BOT_ERROR (the bot reports its own code failed) counts a strike
     disconnect_grace_ms: int = (
         DEADLINES.disconnect_grace_ms
     )  # a disconnected bot forfeits if not back by then
