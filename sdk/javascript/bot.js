@@ -1,0 +1,258 @@
+#!/usr/bin/env node
+// A minimal uno-arena bot in JavaScript: it loads the .proto files at run time
+// (no generated code), connects to a match server, answers every decision with
+// a legal action, reconnects when the connection drops, and on Ctrl-C finishes
+// its running matches before it exits. docs/protocol.md ("Implementing a bot
+// without the SDK") is the contract this file follows.
+"use strict";
+
+const fs = require("node:fs");
+const path = require("node:path");
+const { parseArgs } = require("node:util");
+const grpc = require("@grpc/grpc-js");
+const protoLoader = require("@grpc/proto-loader");
+const { version } = require("./package.json");
+
+const USAGE = `usage: node bot.js --name NAME [--token TOKEN] [--server HOST:PORT]
+                   [--proto-dir DIR] [--max-matches N]
+  --server       the match server (default 127.0.0.1:50051)
+  --name         the registered bot name (uno-arena bot register NAME)
+  --token        its token (default: $UNO_ARENA_BOT_TOKEN)
+  --proto-dir    the folder holding uno_arena/v1/*.proto (default: $UNO_ARENA_PROTO,
+                 else ../../proto from this file, i.e. the repository's proto/)
+  --max-matches  matches played at once on the connection (default 4)`;
+
+// ---- options -------------------------------------------------------------
+
+function fail(message, code = 2) {
+  console.error(`error: ${message}`);
+  process.exit(code);
+}
+
+function readOptions() {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      options: {
+        server: { type: "string", default: "127.0.0.1:50051" },
+        name: { type: "string" },
+        token: { type: "string", default: process.env.UNO_ARENA_BOT_TOKEN },
+        "proto-dir": {
+          type: "string",
+          default: process.env.UNO_ARENA_PROTO || path.join(__dirname, "..", "..", "proto"),
+        },
+        "max-matches": { type: "string", default: "4" },
+        help: { type: "boolean", short: "h" },
+      },
+    }));
+  } catch (error) {
+    fail(`${error.message}\n${USAGE}`);
+  }
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  if (!values.name) fail(`--name is required\n${USAGE}`);
+  if (!values.token) {
+    fail("no token: pass --token or set UNO_ARENA_BOT_TOKEN (`uno-arena bot register NAME` prints it)");
+  }
+  const maxMatches = Number(values["max-matches"]);
+  if (!Number.isInteger(maxMatches) || maxMatches < 1) {
+    fail(`--max-matches must be a whole number of at least 1, got "${values["max-matches"]}"`);
+  }
+  const protoDir = path.resolve(values["proto-dir"]);
+  if (!fs.existsSync(path.join(protoDir, "uno_arena", "v1", "bot.proto"))) {
+    fail(`no uno_arena/v1/bot.proto under ${protoDir}: pass --proto-dir or set UNO_ARENA_PROTO`);
+  }
+  return { server: values.server, name: values.name, token: values.token, protoDir, maxMatches };
+}
+
+// ---- the protocol, loaded from the .proto files ----------------------------
+
+function loadBotService(protoDir) {
+  const definition = protoLoader.loadSync("uno_arena/v1/bot.proto", {
+    includeDirs: [protoDir], // bot.proto imports "uno_arena/v1/game.proto" from here
+    keepCase: true, // field names as written in the .proto: request_id, legal_actions ...
+    enums: String, // enum values as their names: "ACTION_KIND_PLAY", "COLOUR_RED" ...
+    defaults: true, // unset scalars and repeated fields read as 0, "", false, []
+    oneofs: true, // message.kind names which field of a oneof is set
+  });
+  return grpc.loadPackageDefinition(definition).uno_arena.v1.BotService;
+}
+
+// ---- the strategy: change `choose` to make the bot play better -------------
+
+const isWild = (card) => card.rank === "RANK_WILD" || card.rank === "RANK_WILD_DRAW_FOUR";
+const points = (card) => (isWild(card) ? 50 : card.rank.match(/^RANK_\d$/) ? Number(card.rank.slice(5)) : 20);
+
+// The colour we hold most of (ignoring Wilds), ties to the first in COLOUR order.
+function colourHeldMost(cards) {
+  const counts = { COLOUR_RED: 0, COLOUR_YELLOW: 0, COLOUR_GREEN: 0, COLOUR_BLUE: 0 };
+  for (const card of cards) if (card.colour in counts) counts[card.colour] += 1;
+  return Object.keys(counts).reduce((best, colour) => (counts[colour] > counts[best] ? colour : best));
+}
+
+// Pick one of request.legal_actions. Every legal action is in that list, so a
+// bot that only ever answers from it never makes an illegal move.
+function choose(request) {
+  const legal = request.legal_actions;
+  const hand = request.observation.cards;
+  const ofKind = (kind) => legal.filter((action) => action.kind === `ACTION_KIND_${kind}`);
+  const [catchIt] = ofKind("CATCH"); // someone did not call UNO: make them draw
+  if (catchIt) return catchIt;
+  const colourChoices = ofKind("CHOOSE_COLOUR"); // a Wild turned up as the first card
+  if (colourChoices.length) {
+    return colourChoices.find((a) => a.colour === colourHeldMost(hand)) || colourChoices[0];
+  }
+  let plays = ofKind("PLAY");
+  if (plays.some((action) => action.uno)) plays = plays.filter((action) => action.uno); // call UNO
+  const coloured = plays.filter((action) => !isWild(action.card));
+  if (coloured.length) {
+    // shed the card worth the most points to the opponents, should they win the hand
+    return coloured.reduce((best, action) => (points(action.card) > points(best.card) ? action : best));
+  }
+  if (plays.length) {
+    // only Wilds play: a plain Wild before a Wild Draw Four, naming the colour held most
+    const wild = plays.find((a) => a.card.rank === "RANK_WILD") ? "RANK_WILD" : "RANK_WILD_DRAW_FOUR";
+    const colour = colourHeldMost(hand.filter((card) => !isWild(card)));
+    return plays.find((a) => a.card.rank === wild && a.colour === colour) || plays[0];
+  }
+  // the safe default: draw on a turn, keep after drawing, accept a Wild Draw Four, let an UNO go
+  return [...ofKind("DRAW"), ...ofKind("KEEP"), ...ofKind("ACCEPT"), ...ofKind("PASS")][0] || legal[0];
+}
+
+// ---- one connection ---------------------------------------------------------
+
+const log = (line) => console.log(`${new Date().toISOString()} ${line}`);
+const options = readOptions();
+const BotService = loadBotService(options.protoDir);
+const running = new Map(); // match_id -> the MatchStarted of each match this bot is in
+let call = null; // the live stream, if any
+let draining = false; // set by the first Ctrl-C
+
+// Plays on one stream until it ends; resolves with its final status
+// ({code, details}) and whether the server welcomed us first.
+function connectOnce(client) {
+  return new Promise((resolve) => {
+    let welcomed = false;
+    call = client.Connect();
+    call.write({
+      hello: {
+        bot_name: options.name,
+        token: options.token,
+        max_matches: options.maxMatches,
+        client: `uno-arena-starter-js/${version} (node ${process.version})`,
+      },
+    });
+    if (draining) call.write({ drain: { reason: "stopping (reconnected to finish its matches)" } });
+
+    call.on("data", (message) => {
+      const body = message[message.kind];
+      switch (message.kind) {
+        case "welcome":
+          welcomed = true;
+          running.clear(); // the server sends MatchStarted again for each match still running
+          log(`connected to ${options.server} (${body.server}) as ${options.name}, ` +
+              `${body.max_matches} matches at once`);
+          break;
+        case "match_started":
+          running.set(body.match_id, body);
+          log(`match ${body.match_id} started: seat ${body.seat} of ${body.bots.join(", ")}, ` +
+              `to ${body.rules.target_score}`);
+          break;
+        case "decision_request":
+          call.write({ decision: { request_id: body.request_id, action_id: choose(body).id } });
+          break;
+        case "events": // this bot decides from each request's observation alone, so ignores events
+        case "hand_result":
+        case "pong":
+          break;
+        case "fault":
+          log(`fault in match ${body.match_id}: ${body.kind} ${body.detail} (strikes ${body.strikes})`);
+          break;
+        case "match_finished": {
+          const result = body.result;
+          const started = running.get(result.match_id);
+          running.delete(result.match_id);
+          const winners = result.winners.map((seat) => result.bots[seat]).join(", ");
+          const seat = started ? started.seat : -1;
+          log(`match ${result.match_id} finished: ${result.reason}, won by ${winners}, ` +
+              `totals ${result.totals.join("-")}, our faults ${result.faults[seat] ?? 0}`);
+          break;
+        }
+        case "draining":
+          log(`the server starts no new match; ${body.running_matches} still running`);
+          break;
+        default:
+          log(`ignoring an unknown message: ${message.kind}`); // a newer server; harmless
+      }
+    });
+    call.on("error", () => {}); // every end, error or not, arrives as "status" below
+    call.on("status", (status) => {
+      call.end();
+      call = null;
+      resolve({ code: status.code, details: status.details, welcomed });
+    });
+  });
+}
+
+// ---- reconnecting, stopping ------------------------------------------------
+
+const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+
+// Statuses after which connecting again cannot help (docs/protocol.md, "How a stream ends").
+const FINAL = {
+  [grpc.status.UNAUTHENTICATED]: "the server refused the bot's name or token",
+  [grpc.status.INVALID_ARGUMENT]: "the server refused this client's message (fix the client)",
+  [grpc.status.ABORTED]: `another copy of bot ${options.name} connected; this one stops`,
+};
+
+async function main() {
+  const client = new BotService(options.server, grpc.credentials.createInsecure(), {
+    "grpc.keepalive_time_ms": 10000, // our own pings: the server allows one a second at most
+    "grpc.keepalive_timeout_ms": 5000,
+    "grpc.initial_reconnect_backoff_ms": 500, // gRPC's own backoff would grow to 120 s: keep it
+    "grpc.max_reconnect_backoff_ms": 5000, //   in step with ours
+    "grpc.max_receive_message_length": 64 * 1024 * 1024, // a reconnect resends whole matches
+  });
+  let backoff = 0.5;
+  for (;;) {
+    const { code, details, welcomed } = await connectOnce(client);
+    if (code === grpc.status.OK && draining) {
+      log("every match finished: stopping");
+      process.exit(0);
+    }
+    if (code in FINAL) {
+      console.error(`error: ${FINAL[code]}: ${grpc.status[code]} ${details}`);
+      process.exit(1);
+    }
+    if (welcomed) backoff = 0.5;
+    log(`connection ended (${grpc.status[code]}: ${details})`);
+    if (draining && running.size === 0) {
+      log("no match left to finish: stopping");
+      process.exit(0);
+    }
+    const wait = backoff * (0.5 + Math.random() / 2); // jitter, so that many bots do not retry in step
+    log(`reconnecting in ${wait.toFixed(1)} s`);
+    await sleep(wait);
+    backoff = Math.min(backoff * 2, 5);
+  }
+}
+
+// First Ctrl-C (or SIGTERM): ask the server for no new matches and finish the
+// running ones; the server then ends the stream with OK. Second: stop now.
+function onSignal() {
+  if (draining) {
+    log(`stopping now: ${running.size} running matches will be forfeited`);
+    if (call) call.cancel();
+    process.exit(1);
+  }
+  draining = true;
+  if (!call && running.size === 0) process.exit(0); // between connections, with nothing to finish
+  log(`draining: finishing ${running.size} matches (Ctrl-C again to stop now)`);
+  if (call) call.write({ drain: { reason: "Ctrl-C" } });
+}
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+main();

@@ -1,0 +1,234 @@
+"""The JavaScript starter kit (sdk/javascript/bot.js) as a real `node` process against a real server.
+
+Skipped only where `node` is missing; with node but no `node_modules` the tests fail, saying how to
+install them, so CI cannot pass without the kit having played.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import redis
+
+from tests.conftest import RunningServer, free_port, start_server, stop_server
+from tests.sdk.runner import BackgroundBot
+from tests.server.botclient import control, play_match
+from uno_arena.records import identity
+from uno_arena.sdk import Action, Observation
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+
+STARTER = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
+NODE = shutil.which("node")
+
+pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
+
+
+@pytest.fixture(scope="module")
+def bot_js() -> Path:
+    if not (STARTER / "node_modules" / "@grpc" / "grpc-js").is_dir():
+        pytest.fail("run: npm ci --prefix sdk/javascript")
+    return STARTER / "bot.js"
+
+
+class NodeBot:
+    """`node bot.js` in its own process, its token from the environment; a thread collects its output."""
+
+    def __init__(self, bot_js: Path, server: str, name: str, token: str, *options: str) -> None:
+        assert NODE is not None
+        env = {**os.environ, "UNO_ARENA_BOT_TOKEN": token}
+        command = [NODE, str(bot_js), "--server", server, "--name", name, *options]
+        self.process = subprocess.Popen(
+            command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        self.lines: list[str] = []
+        self.closed = False  # node's output has ended (it exited)
+        self._changed = threading.Condition()
+        self._reader = threading.Thread(target=self._read, name=f"node {name}", daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            with self._changed:
+                self.lines.append(line.rstrip("\n"))
+                self._changed.notify_all()
+        with self._changed:
+            self.closed = True
+            self._changed.notify_all()
+
+    @property
+    def output(self) -> str:
+        with self._changed:
+            return "\n".join(self.lines)
+
+    def wait_for_line(self, pattern: str, timeout: float = 30) -> re.Match[str]:
+        """The first output line matching `pattern`, waiting for it (fails if node exits first)."""
+        found: list[re.Match[str]] = []
+
+        def seen() -> bool:
+            found[:] = [m for line in self.lines if (m := re.search(pattern, line))][:1]
+            return bool(found) or self.closed
+
+        with self._changed:
+            self._changed.wait_for(seen, timeout)
+        assert found, f"no line matching {pattern!r}; node said:\n{self.output}"
+        return found[0]
+
+    def wait(self, timeout: float = 30) -> int:
+        code = self.process.wait(timeout)
+        self._reader.join(timeout)
+        return code
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.wait()
+
+
+@pytest.fixture
+def node_bots() -> Iterator[list[NodeBot]]:
+    """Node processes a test starts; killed at its end if still running."""
+    started: list[NodeBot] = []
+    yield started
+    for bot in started:
+        bot.kill()
+
+
+def test_the_javascript_bot_plays_a_match_against_an_sdk_bot(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    js = NodeBot(bot_js, match_server.address, "js-starter", match_server.register("js-starter"))
+    node_bots.append(js)
+    greedy = BackgroundBot(GreedyBot(), match_server.address, "greedy", match_server.register("greedy"))
+    greedy.wait_connected()
+    js.wait_for_line(r"connected to .* as js-starter")
+    request = control_pb2.PlayMatchRequest(
+        match_id="js-match", bots=["js-starter", "greedy"], seed=15, rules=pb.RulesConfig(target_score=150)
+    )
+    progress = play_match(match_server.address, match_server.control_token, request)
+    finished = progress[-1].finished
+    result = finished.result
+    assert result.reason == pb.MATCH_END_TARGET_REACHED
+    assert list(result.bots) == ["js-starter", "greedy"]
+    assert result.faults[0] == 0 and not result.forfeited
+    assert not [fault for fault in finished.faults if fault.seat == 0]
+    log = [event for p in progress if p.HasField("log") for event in p.log.events]
+    assert any(e.HasField("played") and e.played.seat == 0 for e in log)  # it played cards, not only drew
+    js.wait_for_line(r"match js-match started: seat 0 of js-starter, greedy, to 150")
+    ended = js.wait_for_line(r"match js-match finished: (\S+), won by (.*), totals (\S+), our faults (\d+)")
+    winners = ", ".join(result.bots[seat] for seat in result.winners)
+    totals = "-".join(str(total) for total in result.totals)
+    assert ended.groups() == ("MATCH_END_TARGET_REACHED", winners, totals, "0")
+    greedy.stop()
+
+
+class GatedGreedy(GreedyBot):
+    """Greedy, but each decision first waits for `open`: the test holds the match still while it drains."""
+
+    def __init__(self) -> None:
+        self.open = threading.Event()
+        self.open.set()
+
+    def decide(self, observation: Observation) -> Action:
+        assert self.open.wait(30)
+        return super().decide(observation)
+
+
+def drain_mid_match(
+    server: RunningServer, bot_js: Path, node_bots: list[NodeBot], disconnect_grace_ms: int | None = None
+) -> tuple[NodeBot, GatedGreedy, BackgroundBot, Iterator[control_pb2.MatchProgress]]:
+    """Node plays seat 0 of a match against a gated Greedy; after a hand, SIGINT, and the server's Draining.
+
+    The opponent is held (the gate closed) from before the signal, so the match is still running when the
+    server answers; the caller opens the gate.
+    """
+    js = NodeBot(bot_js, server.address, "js-drains", server.register("js-drains"))
+    node_bots.append(js)
+    gated = GatedGreedy()
+    opponent = BackgroundBot(gated, server.address, "gated", server.register("gated"))
+    opponent.wait_connected()
+    js.wait_for_line(r"connected to .* as js-drains")
+    stub, metadata = control(server.address, server.control_token)
+    request = control_pb2.PlayMatchRequest(
+        match_id="js-drain", bots=["js-drains", "gated"], seed=3, decision_timeout_ms=10_000
+    )
+    if disconnect_grace_ms is not None:
+        request.disconnect_grace_ms = disconnect_grace_ms
+    progress = stub.PlayMatch(request, metadata=metadata, timeout=120)
+    for message in progress:
+        if message.HasField("hand"):  # a hand has been played: the match is under way
+            break
+    gated.open.clear()
+    js.process.send_signal(signal.SIGINT)
+    js.wait_for_line(r"draining: finishing 1 matches \(Ctrl-C again to stop now\)")
+    js.wait_for_line(r"the server starts no new match; 1 still running")
+    return js, gated, opponent, progress
+
+
+def test_ctrl_c_on_the_javascript_bot_finishes_its_match_and_exits_0(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    js, gated, opponent, progress = drain_mid_match(match_server, bot_js, node_bots)
+    gated.open.set()
+    finished = [m for m in progress if m.HasField("finished")][-1].finished
+    assert js.wait() == 0, js.output
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert not finished.result.forfeited
+    assert finished.result.faults[0] == 0
+    assert js.lines[-1].endswith("every match finished: stopping")
+    opponent.stop()
+
+
+def test_a_second_ctrl_c_stops_the_javascript_bot_at_once_and_forfeits(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    js, gated, opponent, progress = drain_mid_match(match_server, bot_js, node_bots, disconnect_grace_ms=0)
+    js.process.send_signal(signal.SIGINT)
+    assert js.wait() == 1, js.output
+    assert js.lines[-1].endswith("stopping now: 1 running matches will be forfeited")
+    gated.open.set()
+    finished = [m for m in progress if m.HasField("finished")][-1].finished
+    assert finished.result.reason == pb.MATCH_END_FORFEIT
+    assert list(finished.result.forfeited) == [0]
+    opponent.stop()
+
+
+def test_the_javascript_bot_reconnects_until_the_server_is_up_and_stops_on_sigterm(
+    redis_prefix: tuple[redis.Redis, str], bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    client, prefix = redis_prefix
+    address = f"127.0.0.1:{free_port()}"  # nothing listens there yet
+    js = NodeBot(bot_js, address, "js-patient", identity.register_bot(client, prefix, "js-patient"))
+    node_bots.append(js)
+    js.wait_for_line(r"connection ended \(UNAVAILABLE: ")
+    js.wait_for_line(r"reconnecting in \d\.\d s")
+    server, thread = start_server(client, prefix, address, keepalive_ms=1000)
+    try:
+        js.wait_for_line(r"connected to .* as js-patient")
+        js.process.send_signal(signal.SIGTERM)  # no match running: it stops at once, cleanly
+        assert js.wait() == 0, js.output
+    finally:
+        stop_server(server, thread)
+    assert "draining: finishing 0 matches" in js.output
+
+
+def test_the_javascript_bot_stops_when_its_token_is_refused(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    match_server.register("js-refused")
+    js = NodeBot(bot_js, match_server.address, "js-refused", "not-the-token")
+    node_bots.append(js)
+    assert js.wait() == 1
+    assert js.lines[-1] == (
+        "error: the server refused the bot's name or token: UNAUTHENTICATED unknown bot name or wrong token"
+    )
