@@ -145,7 +145,7 @@ def test_ctrl_c_on_a_bot_mid_match_finishes_the_match_and_exits_0(
     progress = start_match(match_server.address, match_server.control_token, "bot-drain", ["stays", "leaves"])
     leaves.interrupt()
     leaves.output.wait_for(
-        r"draining: finishing 1 running match \(Ctrl-C again to stop now: they will be forfeited\)"
+        r"draining: finishing 1 running match \(Ctrl-C again to stop now: it will be forfeited\)"
     )
     finished = finished_of(progress)
     assert leaves.process.wait(60) == 0
@@ -221,7 +221,7 @@ def test_ctrl_c_on_the_server_mid_match_finishes_it_refuses_new_ones_and_exits_0
     server = server_process
     progress = start_match(server.address, server.control_token, "server-drain", ["s1", "s2"])
     server.process.send_signal(signal.SIGINT)
-    server.output.wait_for(r"stopping: no new matches; 1 running matches finish first")
+    server.output.wait_for(r"stopping: no new matches; 1 running match finishes first")
     stub, metadata = control(server.address, server.control_token)
     with pytest.raises(grpc.RpcError) as refused:
         list(stub.PlayMatch(control_pb2.PlayMatchRequest(match_id="too-late", bots=["s1", "s2"]),
@@ -243,7 +243,7 @@ def test_a_second_ctrl_c_on_the_server_aborts_the_running_match_and_exits_0(
     server = server_process
     progress = start_match(server.address, server.control_token, "server-stop", ["s1", "s2"])
     server.process.send_signal(signal.SIGINT)
-    server.output.wait_for(r"stopping: no new matches; 1 running matches finish first")
+    server.output.wait_for(r"stopping: no new matches; 1 running match finishes first")
     server.process.send_signal(signal.SIGINT)
     finished = finished_of(progress)
     assert finished.result.reason == pb.MATCH_END_ABORTED

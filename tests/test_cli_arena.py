@@ -11,6 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
+import click
 import pytest
 import redis
 from click.testing import CliRunner
@@ -275,3 +276,12 @@ def test_match_play_records_its_match(match_server: RunningServer, tmp_path: Pat
     assert shown.exit_code == 0 and shown.output.startswith(
         "cli-recorded: rec-greedy vs rec-strong, seed 12\n"
     )
+
+
+def test_rules_are_checked_at_the_table_size_asked_for() -> None:
+    """hand_size=30 deals 60 cards at 2 seats (fine) but 120 at 4 (refused): the check needs --seats."""
+    from uno_arena.cli.arena_commands import parse_rules
+
+    assert parse_rules("hand_size=30", 2).hand_size == 30
+    with pytest.raises(click.BadParameter, match="cannot be dealt to 4 players"):
+        parse_rules("hand_size=30", 4)

@@ -47,9 +47,10 @@ class NotABot:
 
 @pytest.fixture
 def forget_loaded_modules() -> Iterator[None]:
-    """Each test loads its bot afresh; nothing it registered outlives it."""
-    before = dict(sys.modules)
+    """Each test loads its bot afresh; nothing it registered (modules, folders on the path) outlives it."""
+    before, path = dict(sys.modules), list(sys.path)
     yield
+    sys.path[:] = path
     for name in set(sys.modules) - set(before):
         del sys.modules[name]
     sys.modules.update(before)
@@ -123,6 +124,44 @@ def test_a_missing_class_and_a_class_that_is_not_a_bot_are_named(tmp_path: Path)
     with pytest.raises(click.BadParameter) as not_a_bot:
         load_bot_class(f"{bot_file}:NotABot")
     assert not_a_bot.value.message == f"NotABot in {bot_file} is not a subclass of uno_arena.sdk.Bot"
+
+
+@pytest.mark.usefixtures("forget_loaded_modules")
+def test_a_bot_file_imports_the_modules_beside_it(tmp_path: Path) -> None:
+    (tmp_path / "split_helper.py").write_text("def pick(legal):\n    return legal.safe_default()\n")
+    bot_file = tmp_path / "split_bot.py"
+    bot_file.write_text(COUNTER_BOT.replace("import pickle", "import pickle\nfrom split_helper import pick"))
+    assert load_bot_class(f"{bot_file}:CounterBot")().tally.decisions == 0
+    assert sys.path[-1] == str(tmp_path)  # last: a helper named like a standard module shadows nothing
+
+
+@pytest.mark.usefixtures("forget_loaded_modules")
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [
+        ("class X(\n", "SyntaxError: '(' was never closed (broken.py:1)"),
+        (
+            "import no_such_package_here\n",
+            "ModuleNotFoundError: No module named 'no_such_package_here' (broken.py:1)",
+        ),
+        ("x = 1\nraise RuntimeError('boom')\n", "RuntimeError: boom (broken.py:2)"),
+    ],
+)
+def test_a_bot_file_that_fails_to_load_is_one_line(tmp_path: Path, source: str, message: str) -> None:
+    bot_file = tmp_path / "broken.py"
+    bot_file.write_text(source)
+    with pytest.raises(click.BadParameter) as failed:
+        load_bot_class(f"{bot_file}:X")
+    assert failed.value.message == f"cannot load {bot_file}: {message}"
+
+
+@pytest.mark.usefixtures("forget_loaded_modules")
+def test_a_bot_without_decide_is_refused_when_loaded(tmp_path: Path) -> None:
+    bot_file = tmp_path / "lazy_bot.py"
+    bot_file.write_text("from uno_arena.sdk import Bot\n\n\nclass LazyBot(Bot):\n    pass\n")
+    with pytest.raises(click.BadParameter) as refused:
+        load_bot_class(f"{bot_file}:LazyBot")
+    assert refused.value.message == "LazyBot does not define decide(observation)"
 
 
 def test_match_play_picks_a_fresh_seed_and_prints_it(match_server: RunningServer) -> None:

@@ -124,6 +124,8 @@ function choose(request) {
 // ---- one connection ---------------------------------------------------------
 
 const log = (line) => console.log(`${new Date().toISOString()} ${line}`);
+// "1 running match", "2 running matches"
+const plural = (count) => `${count} running match${count === 1 ? "" : "es"}`;
 const options = readOptions();
 const BotService = loadBotService(options.protoDir);
 const running = new Map(); // match_id -> the MatchStarted of each match this bot is in
@@ -243,13 +245,13 @@ async function main() {
 // running ones; the server then ends the stream with OK. Second: stop now.
 function onSignal() {
   if (draining) {
-    log(`stopping now: ${running.size} running matches will be forfeited`);
+    log(`stopping now: ${plural(running.size)} will be forfeited`);
     if (call) call.cancel();
     process.exit(1);
   }
   draining = true;
   if (!call && running.size === 0) process.exit(0); // between connections, with nothing to finish
-  log(`draining: finishing ${running.size} matches (Ctrl-C again to stop now)`);
+  log(`draining: finishing ${plural(running.size)} (Ctrl-C again to stop now)`);
   if (call) call.write({ drain: { reason: "Ctrl-C" } });
 }
 process.on("SIGINT", onSignal);

@@ -163,9 +163,9 @@ class Noticing(Bot):
             raise RuntimeError("a bug in on_fault")
 
 
-def fault_message() -> bot_pb2.ServerMessage:
+def fault_message(kind: pb.FaultKind = pb.FAULT_KIND_BOT_ERROR) -> bot_pb2.ServerMessage:
     applied = pb.Action(id=120, kind=pb.ACTION_KIND_DRAW, text="draw")
-    fault = pb.Fault(match_id="m", seat=1, kind=pb.FAULT_KIND_BOT_ERROR, detail="ZeroDivisionError: ...",
+    fault = pb.Fault(match_id="m", seat=1, kind=kind, detail="ZeroDivisionError: ...",
                      applied=applied, strikes=0)  # fmt: skip
     return bot_pb2.ServerMessage(fault=fault)
 
@@ -175,11 +175,22 @@ def test_a_fault_from_the_server_reaches_on_fault_and_logs_one_warning(
 ) -> None:
     caplog.set_level(logging.INFO, logger=CLIENT_LOG)
     bot = Noticing()
-    BotClient(bot, "127.0.0.1:1", "faulty", "token")._handle(fault_message())
-    assert bot.faults == [Fault("m", 1, FaultKind.BOT_ERROR, "ZeroDivisionError: ...", 120, 0, False)]
-    line = "the server recorded a bot_error fault in match m: ZeroDivisionError: ... "
+    BotClient(bot, "127.0.0.1:1", "faulty", "token")._handle(fault_message(pb.FAULT_KIND_TIMEOUT))
+    assert bot.faults == [Fault("m", 1, FaultKind.TIMEOUT, "ZeroDivisionError: ...", 120, 0, False)]
+    line = "the server recorded a timeout fault in match m: ZeroDivisionError: ... "
     line += "(it applied draw; strikes 0)"
     assert [(r.levelno, r.getMessage()) for r in caplog.records] == [(logging.WARNING, line)]
+
+
+def test_the_echo_of_a_bot_error_reaches_on_fault_but_logs_only_at_debug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The SDK logged the failure at ERROR when it happened: the server's echo adds no second line."""
+    caplog.set_level(logging.DEBUG, logger=CLIENT_LOG)
+    bot = Noticing()
+    BotClient(bot, "127.0.0.1:1", "faulty", "token")._handle(fault_message())
+    assert bot.faults == [Fault("m", 1, FaultKind.BOT_ERROR, "ZeroDivisionError: ...", 120, 0, False)]
+    assert [r.levelno for r in caplog.records] == [logging.DEBUG]
 
 
 def test_a_raising_on_fault_is_logged_not_fatal(caplog: pytest.LogCaptureFixture) -> None:

@@ -170,7 +170,7 @@ def drain_mid_match(
             break
     gated.open.clear()
     js.process.send_signal(signal.SIGINT)
-    js.wait_for_line(r"draining: finishing 1 matches \(Ctrl-C again to stop now\)")
+    js.wait_for_line(r"draining: finishing 1 running match \(Ctrl-C again to stop now\)")
     js.wait_for_line(r"the server starts no new match; 1 still running")
     return js, gated, opponent, progress
 
@@ -195,7 +195,7 @@ def test_a_second_ctrl_c_stops_the_javascript_bot_at_once_and_forfeits(
     js, gated, opponent, progress = drain_mid_match(match_server, bot_js, node_bots, disconnect_grace_ms=0)
     js.process.send_signal(signal.SIGINT)
     assert js.wait() == 1, js.output
-    assert js.lines[-1].endswith("stopping now: 1 running matches will be forfeited")
+    assert js.lines[-1].endswith("stopping now: 1 running match will be forfeited")
     gated.open.set()
     finished = [m for m in progress if m.HasField("finished")][-1].finished
     assert finished.result.reason == pb.MATCH_END_FORFEIT
@@ -219,7 +219,7 @@ def test_the_javascript_bot_reconnects_until_the_server_is_up_and_stops_on_sigte
         assert js.wait() == 0, js.output
     finally:
         stop_server(server, thread)
-    assert "draining: finishing 0 matches" in js.output
+    assert "draining: finishing 0 running matches" in js.output
 
 
 def test_the_javascript_bot_stops_when_its_token_is_refused(

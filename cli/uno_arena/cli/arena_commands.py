@@ -25,10 +25,10 @@ if TYPE_CHECKING:
     from uno_arena.records.match import RecordedMatch
 
 
-def parse_rules(text: str) -> RulesConfig:
+def parse_rules(text: str, players: int) -> RulesConfig:
     """`stacking,target_score=200,scoring=penalty_points`: NAME turns a boolean option on, NAME=VALUE
     sets any option (numbers, true/false, names as `uno-arena rules show` prints them)."""
-    values: dict[str, Any] = {}
+    values: dict[str, Any] = {"players": players}  # options such as hand_size are checked at this size
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
@@ -94,7 +94,7 @@ def play_command(
 ) -> None:
     """Play BOTs (file.py:Class or module:Class) against each other in-process: no server, no Redis."""
     classes = [load_bot_class(target) for target in targets]
-    config = parse_rules(rules_text)
+    config = parse_rules(rules_text, seats or min(max(len(targets), 2), 10))
     console = Console()
     if not console.is_terminal:  # a pipe or a file: no terminal width to fit, keep each row on one line
         console = Console(width=160)

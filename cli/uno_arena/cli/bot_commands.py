@@ -9,6 +9,7 @@ import logging
 import os
 import signal
 import sys
+import traceback
 from pathlib import Path
 
 import click
@@ -34,12 +35,22 @@ def load_bot_class(target: str) -> type[Bot]:
         while module_name in sys.modules:  # another bot file of the same name, loaded before
             copies += 1
             module_name = f"uno_arena_bot_{path.stem}_{copies}"
+        # Its folder goes last on the path, as `python file.py` would put it first: modules beside the
+        # bot (`from helper import pick`) load, and none of them shadows the standard library.
+        folder = str(path.resolve().parent)
+        if folder not in sys.path:
+            sys.path.append(folder)
         spec = importlib.util.spec_from_file_location(module_name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[module_name] = module
         try:
             spec.loader.exec_module(module)
+        except Exception as error:
+            del sys.modules[module_name]
+            raise click.BadParameter(
+                f"cannot load {path}: {_failure(error, path)}", param_hint="BOT"
+            ) from None
         except BaseException:
             del sys.modules[module_name]
             raise
@@ -57,6 +68,10 @@ def load_bot_class(target: str) -> type[Bot]:
             raise click.BadParameter(
                 f"cannot import module {where!r}: {error}{hint}", param_hint="BOT"
             ) from None
+        except Exception as error:  # the bot's module itself failed: a syntax error, a raise at import
+            raise click.BadParameter(
+                f"cannot import module {where!r}: {_failure(error)}", param_hint="BOT"
+            ) from None
     found = getattr(module, class_name, None)
     if found is None:
         raise click.BadParameter(f"no {class_name} in {where}", param_hint="BOT")
@@ -64,7 +79,25 @@ def load_bot_class(target: str) -> type[Bot]:
         raise click.BadParameter(
             f"{class_name} in {where} is not a subclass of uno_arena.sdk.Bot", param_hint="BOT"
         )
+    if found.decide is Bot.decide:
+        raise click.BadParameter(f"{class_name} does not define decide(observation)", param_hint="BOT")
+    try:
+        found()  # each seat or connection makes its own: a class that needs arguments fails here, once
+    except Exception as error:
+        raise click.BadParameter(
+            f"cannot create {class_name}(): {_failure(error)}", param_hint="BOT"
+        ) from None
     return found
+
+
+def _failure(error: BaseException, path: Path | None = None) -> str:
+    """One line: the exception and where it happened in the bot's own code (a syntax error's line)."""
+    if isinstance(error, SyntaxError):
+        return f"SyntaxError: {error.msg} ({Path(error.filename or str(path)).name}:{error.lineno})"
+    frames = traceback.extract_tb(error.__traceback__)
+    own = [f for f in frames if "uno_arena" not in Path(f.filename).parts and "importlib" not in f.filename]
+    where = f" ({Path(own[-1].filename).name}:{own[-1].lineno})" if own else ""
+    return f"{type(error).__name__}: {error}{where}"
 
 
 @click.command("run")
@@ -96,7 +129,8 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
         running = client.running_matches
         if not client.draining:
             click.echo(
-                f"draining: finishing {_matches(running)} (Ctrl-C again to stop now: they will be forfeited)",
+                f"draining: finishing {_matches(running)} (Ctrl-C again to stop now: "
+                f"{'it' if running == 1 else 'they'} will be forfeited)",
                 err=True,
             )
             client.drain(signum.name)

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import name_of
 
 DEFAULT_REPLAY_DIR = Path("replays")
 
@@ -69,9 +70,8 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         except grpc.RpcError as error:
             raise click.ClickException(f"{error.code().name}: {error.details()}") from None
     result = finished.result
-    table = Table(
-        "seat", "bot", "total", "faults", title=f"match {result.match_id}: {pb.MatchEnd.Name(result.reason)}"
-    )
+    ended = name_of(pb.MatchEnd, result.reason)  # "target_reached", as `uno-arena replay` says it
+    table = Table("seat", "bot", "total", "faults", title=f"match {result.match_id}: {ended}")
     for seat, name in enumerate(result.bots):
         mark = " (winner)" if seat in result.winners else " (forfeited)" if seat in result.forfeited else ""
         table.add_row(str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat]))

@@ -22,7 +22,14 @@ import grpc
 from uno_arena.sdk import _bot_errors
 from uno_arena.sdk.actions import Action
 from uno_arena.sdk.bot import Bot
-from uno_arena.sdk.events import MatchInfo, event_from, fault_from, hand_result_from, match_result_from
+from uno_arena.sdk.events import (
+    FaultKind,
+    MatchInfo,
+    event_from,
+    fault_from,
+    hand_result_from,
+    match_result_from,
+)
 from uno_arena.sdk.observation import Observation, observation_from
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc
 
@@ -266,7 +273,9 @@ class BotClient:
         elif kind == "fault":
             fault = fault_from(message.fault)
             applied = message.fault.applied.text if message.fault.HasField("applied") else "nothing"
-            log.warning("the server recorded a %s fault in match %s: %s (it applied %s; strikes %d%s)",
+            # A BOT_ERROR echoes what the SDK already logged at ERROR: one line per failure is enough.
+            level = logging.DEBUG if fault.kind is FaultKind.BOT_ERROR else logging.WARNING
+            log.log(level, "the server recorded a %s fault in match %s: %s (it applied %s; strikes %d%s)",
                         fault.kind.value, fault.match_id or "-", fault.detail, applied, fault.strikes,
                         ", the seat forfeits" if fault.forfeited else "")  # fmt: skip
             self._hook(self.bot.on_fault, fault)

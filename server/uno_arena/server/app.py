@@ -130,9 +130,9 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     await stop.wait()
     running = len(arena.running)
     log.info(
-        "stopping: no new matches; %d running matches finish first, up to %g s "
+        "stopping: no new matches; %d running %s first, up to %g s "
         "(Ctrl-C again to stop at once: they are aborted)",
-        running, settings.drain_timeout_ms / 1000,
+        running, "match finishes" if running == 1 else "matches finish", settings.drain_timeout_ms / 1000,
     )  # fmt: skip
     drain = asyncio.create_task(arena.drain(settings.drain_timeout_ms / 1000))
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -365,7 +365,8 @@ class Gateway:
             return
         connection.draining, connection.drain_reason = True, reason[:DRAIN_REASON_CHARS]
         running = self._active.get(connection.name, 0) if self._bots.get(connection.name) is connection else 0
-        log.info("bot %s draining: %d matches left (%s)", connection.name, running,
+        matches = "match" if running == 1 else "matches"
+        log.info("bot %s draining: %d %s left (%s)", connection.name, running, matches,
                  connection.drain_reason or "no reason given")  # fmt: skip
         connection.send(bot_pb2.ServerMessage(draining=bot_pb2.Draining(running_matches=running)))
         if not running:
