@@ -180,7 +180,7 @@ def play_across_installs(base_bin: Path, redis_url: str, prefix: str, work: Path
                        "--control-token", control, "--wait", "60", "--seed", "7"],
                       cwd=work, env={**os.environ, "COLUMNS": "120"})  # fmt: skip
         print(out.rstrip())
-        if "MATCH_END_TARGET_REACHED" not in out or "(forfeited)" in out or "(winner)" not in out:
+        if ": target_reached" not in out or "(forfeited)" in out or "(winner)" not in out:
             raise SystemExit("the match did not finish by reaching the target")
         for name in bots:  # its row: seat, bot, total, faults
             if not re.search(rf"│ \d+ +│ {name}( \(winner\))? +│ \d+ +│ 0 +│", out):
