@@ -136,7 +136,7 @@ def test_bot_play_and_the_arena_load_nothing_of_the_platform(
         (["no_such_file.py:Bot"], "Invalid value for BOT: no such file: no_such_file.py"),
         ([f"{GREEDY}x"], "Invalid value for BOT: no GreedyBotx in uno_arena.sdk.examples.greedy_bot"),
         (["greedy"], "Invalid value for BOT: expected path/to/file.py:ClassName or package.module:ClassName"),
-        ([GREEDY, "--rules", "stacking"], "--rules: stacking: house rule not supported yet"),
+        ([GREEDY, "--rules", "jump_in"], "--rules: jump_in: house rule not supported yet"),
         ([GREEDY, "--rules", "bogus=1"], "--rules: bogus: unknown rules option (known: players,"),
         ([GREEDY, "--rules", "scoring=most"], "--rules: scoring: 'most' is not one of"),
         ([GREEDY, "--rules", "players=3"], "--rules: players: the table's size is --seats"),

@@ -23,6 +23,7 @@ from uno_arena.rules import (
     IllegalActionError,
     InvalidActionError,
     Match,
+    Phase,
     RulesConfig,
     Scoring,
     apply,
@@ -46,8 +47,19 @@ OPTION_SETS: dict[str, dict[str, Any]] = {
     },
     "penalty_points": {"scoring": Scoring.PENALTY_POINTS, "draw_until_playable": True},
     "short": {"hand_size": 3, "max_turns_per_hand": 60, "max_hands_per_match": 5, "target_score": 150},
+    "stacking": {"stacking": True},
+    "stacking_with_every_option": {  # stacking with every non-default official option at once
+        "stacking": True,
+        "dealer": DealerRule.ROTATE_LEFT,
+        "first_wild_chooser": FirstWildChooser.FIRST_PLAYER,
+        "first_wild_draw_four": FirstWildDrawFour.RESHUFFLE,
+        "uno_penalty": 4,
+        "scoring": Scoring.PENALTY_POINTS,
+        "draw_until_playable": True,
+    },
 }
-MATCHES_PER_CASE = 60  # 9 seat counts x 4 option sets x 60 = 2,160 matches
+OPTION_SETS["stacking_short"] = {**OPTION_SETS["short"], "stacking": True}
+MATCHES_PER_CASE = 60  # 9 seat counts x 7 option sets x 60 = 3,780 matches
 DEEP_CHECK_EVERY = 37  # steps between the expensive checks (every action tried, every seat observed)
 
 
@@ -68,6 +80,11 @@ def check_observation(match: Match, seat: int, deep: bool = False) -> None:
     assert seen.draw_pile_size == len(hand.draw_pile)
     if seen.drawn is not None:
         assert seat == hand.to_move and seen.drawn in hand.cards[seat]
+    assert seen.penalty == hand.penalty  # public: the cards pending for the next player
+    if hand.phase in (Phase.STACK, Phase.CHALLENGE):
+        assert hand.penalty > 0 and (hand.phase is Phase.CHALLENGE or hand.config.stacking)
+    if seat != hand.to_move:  # only the drawer learns that its drawn card plays (RULINGS 29)
+        assert seen.phase is not Phase.DRAWN and seen.drawn is None
     if deep:
         shown_to_me = [
             (e.seat, e.cards) for e in hand.hand_events if isinstance(e, HandShown) and e.to == seat

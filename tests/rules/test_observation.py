@@ -1,9 +1,31 @@
 """RULINGS 29: what a seat may see."""
 
+import random
 from dataclasses import fields
 
-from uno_arena.rules import DRAW, Colour, Phase, observe, parse_card, play, play_card
-from uno_arena.rules.event import Dealt, Drew, seen_by
+import pytest
+
+from uno_arena.rules import (
+    DRAW,
+    KEEP,
+    Colour,
+    Event,
+    Hand,
+    Match,
+    Observation,
+    Phase,
+    RulesConfig,
+    apply,
+    legal_actions,
+    new_match,
+    observe,
+    parse_card,
+    play,
+    play_card,
+    public,
+    seen_by,
+)
+from uno_arena.rules.event import Dealt, Drew, Kept
 
 from .table import deal, names
 
@@ -22,7 +44,7 @@ def test_a_seat_sees_its_own_cards_and_only_counts_of_others() -> None:
 def test_no_field_holds_the_draw_pile_the_rng_or_other_hands() -> None:
     allowed = {
         "seat", "players", "phase", "to_move", "turn_seat", "dealer", "direction", "cards", "top",
-        "colour", "discards", "hand_sizes", "draw_pile_size", "drawn", "shown", "turn", "scores",
+        "colour", "discards", "hand_sizes", "draw_pile_size", "drawn", "penalty", "shown", "turn", "scores",
         "target_score", "hand_number", "legal_actions",
     }  # fmt: skip
     assert {f.name for f in fields(observe(deal("red_1", "red_2", first="red_3"), 0))} == allowed
@@ -51,3 +73,115 @@ def test_deals_are_private() -> None:
     dealt = {e.seat: e for e in hand.events if isinstance(e, Dealt)}
     assert seen_by(dealt[1], 0).cards is None
     assert seen_by(dealt[0], 0).cards == dealt[0].cards
+
+
+# RULINGS 29: after a draw, the others learn only that the drawer drew one card and then
+# played it or ended its turn; whether a kept card could have been played stays hidden.
+# The reproduction of issue 16: seat 0 (dealer 2) holds red 1, blue 2, blue 3 on a red 7.
+LEAK_HANDS = ("red_1 blue_2 blue_3", "yellow_1 yellow_2 yellow_3", "green_1 green_2 green_3")
+PLAYABLE_FIRST = "green_7 blue_9"  # green 7 matches the 7: seat 0 may play it, and keeps it
+UNPLAYABLE_FIRST = "blue_9 green_7"  # blue 9 matches nothing: the turn ends with the draw
+
+
+def _drawn_and_kept(draw: str) -> Hand:
+    hand = deal(*LEAK_HANDS, first="red_7", draw=draw, dealer=2)
+    assert hand.to_move == 0 and hand.phase is Phase.TURN
+    play(hand, DRAW)
+    if hand.phase is Phase.DRAWN:
+        play(hand, KEEP)
+    return hand
+
+
+def _seen(hand: Hand, seat: int) -> tuple[Observation, list[Event]]:
+    return observe(hand, seat), [seen_by(e, seat) for e in hand.events]
+
+
+def test_the_issue_16_reproduction_shows_the_others_the_same_either_way() -> None:
+    kept_playable = deal(*LEAK_HANDS, first="red_7", draw=PLAYABLE_FIRST, dealer=2)
+    play(kept_playable, DRAW)
+    assert kept_playable.phase is Phase.DRAWN  # seat 0 is asked: play the green 7, or keep it
+    assert observe(kept_playable, 0).phase is Phase.DRAWN
+    assert observe(kept_playable, 0).drawn is parse_card("green_7")
+    for seat in (1, 2):  # the others see seat 0's turn going on, nothing about the card
+        assert observe(kept_playable, seat).phase is Phase.TURN
+        assert observe(kept_playable, seat).to_move == observe(kept_playable, seat).turn_seat == 0
+        assert observe(kept_playable, seat).drawn is None
+    play(kept_playable, KEEP)
+    unplayable = _drawn_and_kept(UNPLAYABLE_FIRST)
+    assert [str(a) for a in unplayable.actions] == ["draw"]  # never asked to keep
+    assert [str(a) for a in kept_playable.actions] == ["draw", "keep"]
+
+    for seat in (1, 2):
+        assert _seen(kept_playable, seat) == _seen(unplayable, seat)
+        assert observe(unplayable, seat).phase is Phase.TURN and observe(unplayable, seat).to_move == 1
+    assert [public(e) for e in kept_playable.events] == [public(e) for e in unplayable.events]
+    hidden_draw = Drew(0, 1, None, "draw")
+    assert [public(e) for e in unplayable.events[-2:]] == [hidden_draw, Kept(0)]
+    # The drawer's own view stays complete, and so does the replay.
+    assert kept_playable.events[-2] == Drew(0, 1, (parse_card("green_7"),), "draw")
+    assert unplayable.events[-2] == Drew(0, 1, (parse_card("blue_9"),), "draw")
+    assert _seen(kept_playable, 0) != _seen(unplayable, 0)
+    for hand, draw in ((kept_playable, PLAYABLE_FIRST), (unplayable, UNPLAYABLE_FIRST)):
+        again = deal(*LEAK_HANDS, first="red_7", draw=draw, dealer=2)
+        for action in hand.actions:
+            play(again, action)
+        assert again.events == hand.events
+
+
+def _end_turn_by_drawing(match: Match) -> None:
+    """Draw, and keep the drawn card if asked: the turn ends without a play either way."""
+    apply(match, DRAW)
+    if match.hand.phase is Phase.DRAWN:
+        apply(match, KEEP)
+
+
+def _what_others_see(match: Match, drawer: int, since: int) -> list[object]:
+    """Every other seat's observation and new events, and the spectators' new events."""
+    seen: list[object] = []
+    for seat in range(match.config.players):
+        if seat != drawer:
+            seen += [observe(match, seat), [seen_by(e, seat) for e in match.events[since:]]]
+    return [*seen, [public(e) for e in match.events[since:]]]
+
+
+def _check_draw_hides_playability(match: Match, rng: random.Random) -> bool | None:
+    """Draw now in a copy of `match`, and in a copy whose next card is swapped with one of the
+    other playability: the others must see the same. Whether the real next card was playable
+    (None when no card of the other kind is left in the draw pile)."""
+    pile = match.hand.draw_pile
+    playable = match.hand.playable(pile[-1])
+    swaps = [i for i, c in enumerate(pile[:-1]) if match.hand.playable(c) is not playable]
+    if not swaps:
+        return None
+    since, drawer = len(match.events), match.hand.to_move
+    as_dealt, swapped = match.clone(), match.clone()
+    other = swapped.hand.draw_pile
+    i = rng.choice(swaps)
+    other[i], other[-1] = other[-1], other[i]
+    for trial in (as_dealt, swapped):
+        _end_turn_by_drawing(trial)
+    assert _what_others_see(as_dealt, drawer, since) == _what_others_see(swapped, drawer, since)
+    return playable
+
+
+@pytest.mark.parametrize("players", [2, 3, 4, 7])
+def test_what_others_see_after_a_draw_does_not_depend_on_the_drawn_card(players: int) -> None:
+    """Random matches; before every draw from a non-empty pile, the check above.
+
+    Not with `draw_until_playable`: there how many cards were drawn is public and
+    tells that the last one plays (unless the pile ran out), as the option implies.
+    """
+    rng = random.Random(players)
+    config = RulesConfig(players=players, target_score=200, max_hands_per_match=6)
+    checked = {True: 0, False: 0}
+    for seed in range(8):
+        match = new_match(config, random.Random(seed))
+        while match.result is None:
+            legal = legal_actions(match)
+            action = DRAW if DRAW in legal and rng.random() < 0.4 else rng.choice(legal)
+            if action is DRAW and match.hand.draw_pile:
+                outcome = _check_draw_hides_playability(match, rng)
+                if outcome is not None:
+                    checked[outcome] += 1
+            apply(match, action)
+    assert min(checked.values()) >= 200, checked

@@ -81,7 +81,7 @@ def test_keeping_the_drawn_card_ends_the_turn() -> None:
     hand = deal("blue_1 blue_2", "red_5 red_6", first="red_7", draw="red_9")
     play(hand, DRAW)
     play(hand, KEEP)
-    assert events_of(hand, Kept)
+    assert events_of(hand, Kept) == [Kept(1)]
     assert hand.to_move == 0
     assert len(hand.cards[1]) == 3
 
@@ -91,6 +91,7 @@ def test_unplayable_drawn_card_ends_the_turn() -> None:
     play(hand, DRAW)
     assert hand.phase is Phase.TURN
     assert hand.to_move == 0
+    assert events_of(hand, Kept) == [Kept(1)]  # as after a `keep`: others cannot tell which (RULINGS 29)
 
 
 def test_draw_until_playable_option() -> None:

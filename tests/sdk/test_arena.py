@@ -352,3 +352,34 @@ def test_bot_names_given_twice_get_their_own_rows() -> None:
     result = play([GreedyBot, GreedyBot], seats=2, matches=2, rules=SHORT, seed=1)
     assert [b.name for b in result.bots] == ["GreedyBot", "GreedyBot-2"]
     assert result.matches[0].bots == ("GreedyBot", "GreedyBot-2")
+
+
+class StackRecorder(GreedyBot):
+    """Greedy, noting each penalty decision (phase, penalty, what it chose): stacking is visible to bots."""
+
+    answers: ClassVar[list[tuple[str, int, str, bool]]] = []
+
+    def decide(self, observation: View) -> Action:
+        action = super().decide(observation)
+        if observation.phase in ("stack", "challenge"):
+            could_stack = bool(observation.legal.plays())
+            self.answers.append((observation.phase, observation.penalty, action.kind.value, could_stack))
+        return action
+
+
+def test_the_example_bots_play_stacking_matches_and_stack_to_pass_a_penalty_on() -> None:
+    StackRecorder.answers.clear()
+    rules = RulesConfig(players=4, stacking=True, target_score=150)
+    seen: list[MatchOutcome] = []
+    lineup = [StackRecorder, StrongBot, RandomBot, StackRecorder]
+    result = play(lineup, seats=4, matches=8, rules=rules, seed=41, on_match=seen.append)
+    check_tallies(result, 8)
+    answers = StackRecorder.answers
+    assert ("stack", 2, "play", True) in answers  # it stacked a Draw Two on a Draw Two
+    assert any(penalty > (2 if phase == "stack" else 4) for phase, penalty, _, _ in answers)  # stacked
+    assert any(phase == "challenge" and kind == "play" for phase, _, kind, _ in answers)  # a Wild Draw Four
+    assert all((kind == "play") == could for _, _, kind, could in answers)  # never drew when it could stack
+    for outcome in seen:  # the stacking plays are what the rules core replays
+        assert outcome.config.stacking
+        match = replay_match(outcome.config, outcome.seed, outcome.result.actions)
+        assert match.result is not None and match.result.totals == outcome.totals

@@ -51,6 +51,32 @@ def test_a_full_match_between_two_clients(match_server: RunningServer) -> None:
         bot.close()
 
 
+def test_a_stacking_match_carries_the_stack_decision_and_its_penalty(match_server: RunningServer) -> None:
+    """RULINGS 25 over the wire: PHASE_STACK and Observation.penalty reach the bots, stacking plays are
+    accepted, and the recorded actions replay through the rules core to the same result. (Seed 8 has a
+    stacked Draw Two and a Wild Draw Four offered to stack, with these eager bots.)"""
+    bots = connect(match_server, "stack-a", "stack-b", "stack-c", "stack-d")
+    rules = pb.RulesConfig(stacking=True, target_score=150)
+    names = [b.name for b in bots]
+    request = control_pb2.PlayMatchRequest(match_id="stacked", bots=names, seed=8, rules=rules)
+    progress = play_match(match_server.address, match_server.control_token, request)
+    assert progress[0].started.rules.stacking
+    finished = progress[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    asked = [m.decision_request for bot in bots for m in bot.of_kind("decision_request")]
+    stack = [r for r in asked if r.observation.phase == pb.PHASE_STACK]
+    assert stack and all(r.observation.penalty >= 2 and r.observation.penalty % 2 == 0 for r in stack)
+    assert {a.kind for r in stack for a in r.legal_actions} == {pb.ACTION_KIND_PLAY, pb.ACTION_KIND_ACCEPT}
+    assert any(r.observation.penalty > 2 for r in stack)  # a Draw Two stacked on a Draw Two
+    challenge = [r for r in asked if r.observation.phase == pb.PHASE_CHALLENGE]
+    assert any(a.kind == pb.ACTION_KIND_PLAY for r in challenge for a in r.legal_actions)  # a Wild Draw Four
+    replayed = replay_match(RulesConfig(players=4, stacking=True, target_score=150), 8,
+                            [action_from_id(a) for a in finished.actions])  # fmt: skip
+    assert replayed.result is not None and list(replayed.result.totals) == list(finished.result.totals)
+    for bot in bots:
+        bot.close()
+
+
 def test_matches_are_multiplexed_on_one_connection(match_server: RunningServer) -> None:
     names = ["hub", "p1", "p2", "p3"]
     hub, *others = connect(match_server, names[0], max_matches=3) + connect(match_server, *names[1:])

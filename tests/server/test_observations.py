@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import concurrent.futures
+import random
+import threading
+
 from google.protobuf.message import Message
 
 from tests.conftest import RunningServer
-from tests.server.botclient import TestBot, play_match
+from tests.server.botclient import Policy, TestBot, control, play_match
+from uno_arena.rules import DRAW, KEEP, Phase, action_from_id, apply, new_match
+from uno_arena.server import wire
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -83,3 +89,79 @@ def test_single_legal_actions_are_applied_without_asking_unless_asked_to(match_s
     assert isinstance(lazy.received[0], bot_pb2.ServerMessage)
     lazy.close()
     keen.close()
+
+
+def drawing(rng: random.Random, go: threading.Event) -> Policy:
+    """Draws half the time it may, then keeps or plays the drawn card at random; waits for `go`."""
+
+    def choose(request: bot_pb2.DecisionRequest) -> int:
+        assert go.wait(30), "the spectator never subscribed"
+        ids = [a.id for a in request.legal_actions]
+        if DRAW.id in ids and rng.random() < 0.5:
+            return DRAW.id
+        if KEEP.id in ids:
+            return rng.choice(ids)
+        plays = [a.id for a in request.legal_actions if a.HasField("card")]
+        return rng.choice(plays or ids)
+
+    return choose
+
+
+def test_nobody_but_the_drawer_learns_whether_its_drawn_card_plays(match_server: RunningServer) -> None:
+    """RULINGS 29 over the wire: the server asks a drawer to play or keep only when the card plays,
+    so nothing another seat or a spectator receives may depend on that decision point: not
+    the events (a `kept` ends every drawing turn), not where a batch of events ends, not the
+    request ids (a match-wide count would show the others' extra requests)."""
+    names = ["d0", "d1", "d2"]
+    go = threading.Event()
+    bots = [
+        TestBot(match_server.address, n, match_server.register(n), policy=drawing(random.Random(n), go))
+        for n in names
+    ]
+    for bot in bots:
+        bot.wait_for(bot.welcomed)
+    stub, metadata = control(match_server.address, match_server.control_token)
+    rules = pb.RulesConfig(target_score=100, max_hands_per_match=4)
+    request = control_pb2.PlayMatchRequest(match_id="draws", bots=names, seed=11, rules=rules)
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        played = pool.submit(play_match, match_server.address, match_server.control_token, request)
+        bots[0].wait_for(lambda: bool(bots[0].of_kind("match_started")))
+        stream = stub.Spectate(control_pb2.SpectateRequest(match_id="draws"), metadata=metadata, timeout=60)
+        first = next(stream)
+        go.set()
+        batches = [first, *stream]
+        finished = played.result(60)[-1].finished
+
+    # Replay the match: the event counts at which a drawer was deciding whether to play its card.
+    match = new_match(wire.rules_from(finished.rules, len(names)), random.Random(finished.seed))
+    deciding: set[int] = set()
+    for action_id in finished.actions:
+        apply(match, action_from_id(action_id))
+        if match.result is None and match.hand.phase is Phase.DRAWN:
+            deciding.add(len(match.events))
+    assert len(match.events) == finished.event_count
+    assert len(deciding) >= 5, "the match should hold several playable draws"
+
+    ends, total = set(), 0
+    for batch in batches:
+        total += len(batch.events)
+        ends.add(total)
+    assert total == finished.event_count
+    assert not ends & deciding, "a spectator batch ended while a drawer decided"
+
+    for bot in bots:
+        bot.wait_for(lambda b=bot: bool(b.of_kind("match_finished")))
+        seat = seat_in(bot, "draws")
+        asked = [m.decision_request.request_id for m in bot.of_kind("decision_request")]
+        assert asked == [f"draws#{seat}.{k}" for k in range(1, len(asked) + 1)]
+        for message in bot.received:
+            kind = message.WhichOneof("kind")
+            batch = list(message.events.events if kind == "events" else message.decision_request.events)
+            for i, event in enumerate(batch):
+                drew = event.drew if event.WhichOneof("kind") == "drew" else None
+                if drew is not None and drew.reason == "draw" and drew.seat != seat:
+                    assert i + 1 < len(batch), f"seat {seat}: a batch ended with another seat's draw"
+                    after = batch[i + 1]
+                    assert after.WhichOneof("kind") in ("played", "kept")
+                    assert getattr(after, str(after.WhichOneof("kind"))).seat == drew.seat
+        bot.close()

@@ -29,7 +29,7 @@ GOOD = {"name": "cup", "bots": ["a", "b", "c"]}
         ({"server": "nowhere"}, "server: expected HOST:PORT"),
         ({"colour": "red"}, "colour: unknown field"),
         ({"rules": {"dealer": "sideways"}}, "rules.dealer: 'sideways' is not one of"),
-        ({"rules": {"stacking": True}}, "rules.stacking: house rule not supported"),
+        ({"rules": {"jump_in": True}}, "rules.jump_in: house rule not supported"),
         ({"rules": {"players": 3}}, "rules.players: set by the spec's `seats`"),
         ({"rules": {"hand_size": 40}, "seats": 3}, "rules.hand_size"),
         ({"deadlines": {"decision_ms": 0}}, "deadlines.decision_ms: must be"),

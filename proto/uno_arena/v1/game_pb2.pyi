@@ -55,6 +55,7 @@ class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PHASE_CATCH: _ClassVar[Phase]
     PHASE_CHALLENGE: _ClassVar[Phase]
     PHASE_OVER: _ClassVar[Phase]
+    PHASE_STACK: _ClassVar[Phase]
 
 class HandEnd(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -123,6 +124,7 @@ PHASE_DRAWN: Phase
 PHASE_CATCH: Phase
 PHASE_CHALLENGE: Phase
 PHASE_OVER: Phase
+PHASE_STACK: Phase
 HAND_END_UNSPECIFIED: HandEnd
 HAND_END_PLAYED_OUT: HandEnd
 HAND_END_NO_PROGRESS: HandEnd
@@ -178,7 +180,7 @@ class ShownHand(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ...) -> None: ...
 
 class Observation(_message.Message):
-    __slots__ = ("seat", "players", "phase", "to_move", "turn_seat", "dealer", "direction", "cards", "top", "colour", "discards", "hand_sizes", "draw_pile_size", "drawn", "shown", "turn", "scores", "target_score", "hand_number")
+    __slots__ = ("seat", "players", "phase", "to_move", "turn_seat", "dealer", "direction", "cards", "top", "colour", "discards", "hand_sizes", "draw_pile_size", "drawn", "shown", "turn", "scores", "target_score", "hand_number", "penalty")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     PHASE_FIELD_NUMBER: _ClassVar[int]
@@ -198,6 +200,7 @@ class Observation(_message.Message):
     SCORES_FIELD_NUMBER: _ClassVar[int]
     TARGET_SCORE_FIELD_NUMBER: _ClassVar[int]
     HAND_NUMBER_FIELD_NUMBER: _ClassVar[int]
+    PENALTY_FIELD_NUMBER: _ClassVar[int]
     seat: int
     players: int
     phase: Phase
@@ -217,10 +220,11 @@ class Observation(_message.Message):
     scores: _containers.RepeatedScalarFieldContainer[int]
     target_score: int
     hand_number: int
-    def __init__(self, seat: _Optional[int] = ..., players: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., to_move: _Optional[int] = ..., turn_seat: _Optional[int] = ..., dealer: _Optional[int] = ..., direction: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., top: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., discards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., drawn: _Optional[_Union[Card, _Mapping]] = ..., shown: _Optional[_Iterable[_Union[ShownHand, _Mapping]]] = ..., turn: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., target_score: _Optional[int] = ..., hand_number: _Optional[int] = ...) -> None: ...
+    penalty: int
+    def __init__(self, seat: _Optional[int] = ..., players: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., to_move: _Optional[int] = ..., turn_seat: _Optional[int] = ..., dealer: _Optional[int] = ..., direction: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., top: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., discards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., drawn: _Optional[_Union[Card, _Mapping]] = ..., shown: _Optional[_Iterable[_Union[ShownHand, _Mapping]]] = ..., turn: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., target_score: _Optional[int] = ..., hand_number: _Optional[int] = ..., penalty: _Optional[int] = ...) -> None: ...
 
 class RulesConfig(_message.Message):
-    __slots__ = ("players", "dealer", "hand_size", "first_wild_chooser", "first_wild_draw_four", "draw_until_playable", "uno_penalty", "target_score", "scoring", "max_turns_per_hand", "max_hands_per_match")
+    __slots__ = ("players", "dealer", "hand_size", "first_wild_chooser", "first_wild_draw_four", "draw_until_playable", "uno_penalty", "target_score", "scoring", "max_turns_per_hand", "max_hands_per_match", "stacking")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -232,6 +236,7 @@ class RulesConfig(_message.Message):
     SCORING_FIELD_NUMBER: _ClassVar[int]
     MAX_TURNS_PER_HAND_FIELD_NUMBER: _ClassVar[int]
     MAX_HANDS_PER_MATCH_FIELD_NUMBER: _ClassVar[int]
+    STACKING_FIELD_NUMBER: _ClassVar[int]
     players: int
     dealer: str
     hand_size: int
@@ -243,7 +248,8 @@ class RulesConfig(_message.Message):
     scoring: str
     max_turns_per_hand: int
     max_hands_per_match: int
-    def __init__(self, players: _Optional[int] = ..., dealer: _Optional[str] = ..., hand_size: _Optional[int] = ..., first_wild_chooser: _Optional[str] = ..., first_wild_draw_four: _Optional[str] = ..., draw_until_playable: _Optional[bool] = ..., uno_penalty: _Optional[int] = ..., target_score: _Optional[int] = ..., scoring: _Optional[str] = ..., max_turns_per_hand: _Optional[int] = ..., max_hands_per_match: _Optional[int] = ...) -> None: ...
+    stacking: bool
+    def __init__(self, players: _Optional[int] = ..., dealer: _Optional[str] = ..., hand_size: _Optional[int] = ..., first_wild_chooser: _Optional[str] = ..., first_wild_draw_four: _Optional[str] = ..., draw_until_playable: _Optional[bool] = ..., uno_penalty: _Optional[int] = ..., target_score: _Optional[int] = ..., scoring: _Optional[str] = ..., max_turns_per_hand: _Optional[int] = ..., max_hands_per_match: _Optional[int] = ..., stacking: _Optional[bool] = ...) -> None: ...
 
 class Event(_message.Message):
     __slots__ = ("hand_started", "dealer_drew", "dealer_chosen", "shuffled", "dealt", "first_card", "colour_chosen", "played", "drew", "kept", "skipped", "direction_changed", "caught", "catch_passed", "accepted", "challenged", "hand_shown", "reshuffled", "hand_ended", "match_ended")

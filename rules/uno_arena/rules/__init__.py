@@ -49,6 +49,7 @@ from uno_arena.rules.position import PositionError, arranged_hand
 from uno_arena.rules.replay import replay_hand, replay_match
 from uno_arena.rules.runner import Policy, eager_random_policy, random_policy, run_match
 from uno_arena.rules.validate import (
+    CannotStackError,
     CardDoesNotMatchError,
     CardNotHeldError,
     HandOverError,
@@ -72,6 +73,7 @@ __all__ = [
     "PASS",
     "Action",
     "ActionKind",
+    "CannotStackError",
     "Card",
     "CardDoesNotMatchError",
     "CardNotHeldError",

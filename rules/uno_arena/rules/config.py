@@ -52,10 +52,11 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class RulesConfig:
-    """All options of the official rules (RULINGS 1-24) and room for house rules (25-28).
+    """All options of the official rules (RULINGS 1-24) and the house rules (25-28).
 
-    House rules are declared so that configurations naming them round-trip, but
-    they are not implemented yet: enabling one is refused by `validate`.
+    `stacking` (25) is played. The other house rules are declared so that
+    configurations naming them round-trip, but not implemented yet: enabling one
+    is refused by `validate`.
     """
 
     players: int = 4
@@ -95,7 +96,7 @@ class RulesConfig:
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be >= 1")
         for name in HOUSE_RULES:
-            if getattr(self, name):
+            if getattr(self, name) and name not in PLAYED_HOUSE_RULES:
                 raise ConfigError(f"{name}: house rule not supported yet")
 
     def to_dict(self) -> dict[str, Any]:
@@ -117,6 +118,8 @@ class RulesConfig:
 
 
 HOUSE_RULES: tuple[str, ...] = ("stacking", "jump_in", "seven_zero", "multi_play")
+PLAYED_HOUSE_RULES: frozenset[str] = frozenset({"stacking"})
+"""The house rules the rules core plays; enabling any other is refused."""
 
 _FIELD_TYPES: dict[str, type] = get_type_hints(RulesConfig)
 

@@ -98,7 +98,12 @@ class Drew:
 
 @dataclass(frozen=True, slots=True)
 class Kept:
-    """`seat` kept a playable drawn card instead of playing it."""
+    """`seat` ended its turn after drawing (RULINGS 13), keeping what it drew.
+
+    Logged whether or not the drawn card could have been played, so the other
+    seats learn only that the drawer drew and did not play (RULINGS 29); every
+    `Drew` with reason "draw" is followed by the drawer's `Played` or `Kept`.
+    """
 
     seat: Seat
 

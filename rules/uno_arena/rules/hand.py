@@ -11,6 +11,12 @@ seat at a time:
   catch or pass. The first catch closes it; nobody else has acted, so the
   window is still open "until the next player begins their turn" (RULINGS 19).
 - A Wild Draw Four's guilt (RULINGS 12, 17) is fixed when it is played.
+- A Draw Two or Wild Draw Four played adds to `Hand.penalty`, the cards the
+  next player must draw; with `stacking` (RULINGS 25) that player decides in
+  phase STACK (Draw Two) or CHALLENGE (Wild Draw Four), and whoever does not
+  stack draws the whole total. A first card is nobody's play: it is not
+  stacked on (RULINGS 8, 10). A stacking card that ends the hand makes the
+  next player draw the whole total (RULINGS 21): nobody plays after it.
 """
 
 from __future__ import annotations
@@ -54,8 +60,9 @@ class Phase(enum.StrEnum):
     TURN = "turn"  # play a card or draw
     DRAWN = "drawn"  # play the card just drawn, or keep it
     CATCH = "catch"  # catch the player who did not call UNO, or pass
-    CHALLENGE = "challenge"  # challenge or accept a Wild Draw Four
+    CHALLENGE = "challenge"  # challenge or accept a Wild Draw Four (or, with stacking, stack one)
     OVER = "over"
+    STACK = "stack"  # stacking: play a Draw Two on the Draw Two, or accept (draw the penalty)
 
 
 class DeckError(ValueError):
@@ -84,6 +91,7 @@ class Hand:
         "events",
         "first_event",
         "max_turns",
+        "penalty",
         "pending",
         "phase",
         "players",
@@ -116,6 +124,7 @@ class Hand:
         self.pending: Card | None = None  # the card whose effect waits for a catch window
         self.wild_draw_four_seat: Seat = -1  # who played the Wild Draw Four being decided
         self.wild_draw_four_guilty = False
+        self.penalty = 0  # cards the next player must draw for the Draw Twos / Wild Draw Fours played
         self.turns = 0
         self.max_turns = config.max_turns_per_hand
         self.stalled_turns = 0  # turns in a row begun with nothing left to draw (RULINGS 24)
@@ -253,8 +262,9 @@ def _turn_up_first_card(hand: Hand) -> None:
 def _effect_on(hand: Hand, target: Seat, card: Card) -> None:
     """A card's effect on `target`, the player next in turn, who then plays or is skipped.
 
-    Used for plays and first cards; a played Wild Draw Four goes to the
-    challenge first, so here it only arrives as a first card (RULINGS 10).
+    Used for first cards and played Numbers, Wilds and Skips; a played Draw Two
+    or Wild Draw Four adds to `penalty` instead (see `_resolve`), so here they
+    only arrive as a first card (RULINGS 8, 10), which is never stacked on.
     """
     if _forced_draw(hand, target, card) or card.rank is Rank.SKIP:
         hand.events.append(Skipped(target))
@@ -263,7 +273,7 @@ def _effect_on(hand: Hand, target: Seat, card: Card) -> None:
 
 
 def _forced_draw(hand: Hand, target: Seat, card: Card) -> bool:
-    """Make `target` draw for a Draw Two or Wild Draw Four; whether it did."""
+    """Make `target` draw for a first-card Draw Two or Wild Draw Four; whether it did."""
     if card.rank is Rank.DRAW_TWO:
         _draw(hand, target, 2, "draw_two")
     elif card.rank is Rank.WILD_DRAW_FOUR:
@@ -322,10 +332,14 @@ def _apply_play(hand: Hand, action: Action) -> None:
     hand.discards.append(card)
     hand.colour = card.colour or action.colour
     hand.drawn = None
+    hand.turn_seat = seat  # a stacking play comes from the seat hit, not the one whose turn it was
     hand.events.append(Played(seat, card, action.colour, action.uno, len(held)))
     if card.rank is Rank.WILD_DRAW_FOUR:
         hand.wild_draw_four_seat = seat
         hand.wild_draw_four_guilty = any(c.colour is previous_colour for c in held)
+        hand.penalty += 4
+    elif card.rank is Rank.DRAW_TWO:
+        hand.penalty += 2
     if not held:
         _go_out(hand, seat, card)
     elif len(held) == 1 and not action.uno:
@@ -358,14 +372,32 @@ def _resolve(hand: Hand, seat: Seat, card: Card) -> None:
     elif rank is Rank.WILD_DRAW_FOUR:
         hand.phase = Phase.CHALLENGE
         hand.to_move = hand.next_seat(seat)
+    elif rank is Rank.DRAW_TWO:
+        target = hand.next_seat(seat)
+        if hand.config.stacking:
+            hand.phase = Phase.STACK
+            hand.to_move = target
+        else:
+            _draw_penalty(hand, target, "draw_two")
+            hand.events.append(Skipped(target))
+            _begin_turn(hand, hand.next_seat(target))
     else:
         _effect_on(hand, hand.next_seat(seat), card)
 
 
 def _go_out(hand: Hand, seat: Seat, card: Card) -> None:
-    """The last card: a Draw Two or Wild Draw Four still makes the next player draw (RULINGS 21)."""
-    _forced_draw(hand, hand.next_seat(seat), card)
+    """The last card: a Draw Two or Wild Draw Four still makes the next player draw (RULINGS 21),
+    the whole stacked total with `stacking` (RULINGS 25)."""
+    if card.rank is Rank.DRAW_TWO or card.rank is Rank.WILD_DRAW_FOUR:
+        reason = "draw_two" if card.rank is Rank.DRAW_TWO else "wild_draw_four"
+        _draw_penalty(hand, hand.next_seat(seat), reason)
     _end(hand, HandEnd.PLAYED_OUT, seat)
+
+
+def _draw_penalty(hand: Hand, seat: Seat, reason: str, extra: int = 0) -> None:
+    """`seat` draws the pending total (plus `extra`, a lost challenge's two); nothing is pending after."""
+    count, hand.penalty = hand.penalty + extra, 0
+    _draw(hand, seat, count, reason)
 
 
 def _end(hand: Hand, reason: HandEnd, winner: Seat | None) -> None:
@@ -399,13 +431,19 @@ def _apply_draw(hand: Hand, action: Action) -> None:
         hand.phase = Phase.DRAWN
         hand.drawn = drawn[-1]
     else:
-        _begin_turn(hand, (seat + hand.direction) % hand.players)
+        _keep_drawn(hand, seat)
 
 
 def _apply_keep(hand: Hand, action: Action) -> None:
-    hand.events.append(Kept(hand.to_move))
+    _keep_drawn(hand, hand.to_move)
+
+
+def _keep_drawn(hand: Hand, seat: Seat) -> None:
+    """End a turn that drew and did not play: the same `Kept` whether the drawn card
+    could have been played (a `keep` action) or not, so others cannot tell (RULINGS 29)."""
+    hand.events.append(Kept(seat))
     hand.drawn = None
-    _begin_turn(hand, (hand.to_move + hand.direction) % hand.players)
+    _begin_turn(hand, (seat + hand.direction) % hand.players)
 
 
 def _apply_catch(hand: Hand, action: Action) -> None:
@@ -431,15 +469,20 @@ def _close_catch_window(hand: Hand) -> None:
 
 
 def _apply_accept(hand: Hand, action: Action) -> None:
+    """Draw the pending total and lose the turn: a Wild Draw Four's, or with stacking a Draw Two's."""
     seat = hand.to_move
     hand.events.append(Accepted(seat))
-    _draw(hand, seat, 4, "wild_draw_four")
+    _draw_penalty(hand, seat, "draw_two" if hand.phase is Phase.STACK else "wild_draw_four")
     hand.events.append(Skipped(seat))
     _begin_turn(hand, hand.next_seat(seat))
 
 
 def _apply_challenge(hand: Hand, action: Action) -> None:
-    """RULINGS 17: the hand is shown to the challenger; the named colour stands."""
+    """RULINGS 17: the hand is shown to the challenger; the named colour stands.
+
+    Only the last Wild Draw Four can be challenged (RULINGS 25): guilty, its player draws the
+    whole total; innocent, the challenger draws the total plus two.
+    """
     challenger, challenged = hand.to_move, hand.wild_draw_four_seat
     guilty = hand.wild_draw_four_guilty
     shown = tuple(sorted(hand.cards[challenged]))
@@ -447,10 +490,10 @@ def _apply_challenge(hand: Hand, action: Action) -> None:
     hand.events.append(Challenged(challenger, challenged, guilty))
     hand.events.append(HandShown(challenged, challenger, shown))
     if guilty:
-        _draw(hand, challenged, 4, "challenge")
+        _draw_penalty(hand, challenged, "challenge")
         _begin_turn(hand, challenger)
     else:
-        _draw(hand, challenger, 6, "challenge")
+        _draw_penalty(hand, challenger, "challenge", extra=2)
         hand.events.append(Skipped(challenger))
         _begin_turn(hand, hand.next_seat(challenger))
 

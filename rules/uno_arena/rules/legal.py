@@ -14,7 +14,7 @@ from uno_arena.rules.action import (
     ActionKind,
     choose_colour,
 )
-from uno_arena.rules.card import COLOURS, FACES
+from uno_arena.rules.card import COLOURS, FACES, Rank
 from uno_arena.rules.hand import Hand, Phase
 
 
@@ -50,10 +50,24 @@ def legal_actions(hand: Hand) -> list[Action]:
     if phase is Phase.CATCH:
         return list(_CATCH)
     if phase is Phase.CHALLENGE:
+        if hand.config.stacking:
+            return _stacking_actions(hand, Rank.WILD_DRAW_FOUR, _CHALLENGE)
         return list(_CHALLENGE)
+    if phase is Phase.STACK:
+        return _stacking_actions(hand, Rank.DRAW_TWO, [ACCEPT])
     if phase is Phase.CHOOSE_COLOUR:
         return list(_CHOOSE)
     return []
+
+
+def _stacking_actions(hand: Hand, rank: Rank, answers: list[Action]) -> list[Action]:
+    """RULINGS 25: a card of the same rank stacked on the penalty (any colour), or `answers`."""
+    held = hand.cards[hand.to_move]
+    plays = _PLAYS[len(held) == 2]
+    actions: list[Action] = []
+    for index in sorted({c.index for c in held if c.rank is rank}):
+        actions += plays[index]
+    return actions + answers  # every play id is below the ids of challenge and accept
 
 
 def _turn_actions(hand: Hand) -> list[Action]:

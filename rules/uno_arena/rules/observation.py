@@ -3,7 +3,8 @@
 An `Observation` is built fresh for a seat: its own cards, public counts and
 piles, the hands shown to it in challenges, and its legal actions when it is
 the one to move. It never holds another seat's cards, the draw pile's order,
-the random generator or a seed.
+the random generator or a seed, nor whether another seat's drawn card could
+have been played.
 """
 
 from __future__ import annotations
@@ -23,8 +24,13 @@ class Observation:
 
     `discards` is the discard pile since the last reshuffle, bottom first (its
     last card is the top). `drawn` is set only for the seat that just drew a
-    playable card. `shown` lists (seat, cards) of hands shown to this seat in
-    challenges this hand. `scores` are match totals (zeros for a lone hand).
+    playable card; to every other seat that seat's phase `drawn` reads `turn`,
+    so whether a drawn card could be played stays hidden (RULINGS 29).
+    `shown` lists (seat, cards) of hands shown to this seat in challenges this
+    hand. `scores` are match totals (zeros for a lone hand). `penalty` is the
+    number of cards pending for the next player from the Draw Twos and Wild
+    Draw Fours just played: what the seat to move draws if it accepts in
+    phase `stack` or `challenge` (stacked totals with `stacking`); 0 otherwise.
     """
 
     seat: Seat
@@ -41,6 +47,7 @@ class Observation:
     hand_sizes: tuple[int, ...]
     draw_pile_size: int
     drawn: Card | None
+    penalty: int
     shown: tuple[tuple[Seat, tuple[Card, ...]], ...]
     turn: int
     scores: tuple[int, ...]
@@ -63,10 +70,12 @@ def observe_hand(
     if not 0 <= seat < hand.players:
         raise ValueError(f"seat {seat} is not a seat of {hand.players}")
     mine = hand.to_move == seat and hand.phase is not Phase.OVER
+    # Only the drawer may know that its drawn card can be played (RULINGS 29).
+    phase = Phase.TURN if hand.phase is Phase.DRAWN and not mine else hand.phase
     return Observation(
         seat=seat,
         players=hand.players,
-        phase=hand.phase,
+        phase=phase,
         to_move=hand.to_move,
         turn_seat=hand.turn_seat,
         dealer=hand.dealer,
@@ -78,6 +87,7 @@ def observe_hand(
         hand_sizes=tuple(len(held) for held in hand.cards),
         draw_pile_size=len(hand.draw_pile),
         drawn=hand.drawn if mine else None,
+        penalty=hand.penalty,
         shown=tuple((whose, cards) for to, whose, cards in hand.shown if to == seat),
         turn=hand.turns,
         scores=scores if scores is not None else (0,) * hand.players,

@@ -37,6 +37,7 @@ def arranged_hand(
     drawn: Card | None = None,
     turns: int = 1,
     guilty: bool = False,
+    penalty: int | None = None,
     rng: random.Random | None = None,
 ) -> Hand:
     """A hand in this position, `to_move` deciding in `phase`.
@@ -46,9 +47,13 @@ def arranged_hand(
     only while a first-card Wild waits for its colour). `turn_seat` is whose turn it is: in
     CATCH the seat that did not call UNO, in CHALLENGE the one that played the Wild Draw Four
     (`guilty`: whether it held a card of the previous colour); elsewhere `to_move` (the default).
-    In DRAWN, `drawn` is the playable card just drawn, among `cards[to_move]`.
+    In DRAWN, `drawn` is the playable card just drawn, among `cards[to_move]`. In STACK (only
+    with `stacking`) `turn_seat` played the Draw Two on top. `penalty` is the total the seat
+    after `turn_seat` must draw for the Draw Two or Wild Draw Four on top (in CATCH, STACK and
+    CHALLENGE; default 2 or 4, more only when stacked with `stacking`).
     """
-    turn_seat = to_move if turn_seat is None else turn_seat
+    if turn_seat is None:
+        turn_seat = (to_move - direction) % config.players if phase is Phase.STACK else to_move
     _check_table(config, cards, discards, draw_pile, to_move, turn_seat, dealer, direction)
     top = discards[-1]
     if phase is Phase.CHOOSE_COLOUR:
@@ -78,11 +83,40 @@ def arranged_hand(
             raise PositionError("challenge: the top card must be a Wild Draw Four, just played by the "
                                 "seat before the one to move (turn_seat)")  # fmt: skip
         hand.wild_draw_four_seat, hand.wild_draw_four_guilty = turn_seat, guilty
+    elif phase is Phase.STACK:
+        if not config.stacking:
+            raise PositionError("stack: only with the stacking house rule")
+        if top.rank is not Rank.DRAW_TWO or to_move != hand.next_seat(turn_seat):
+            raise PositionError("stack: the top card must be a Draw Two, just played by the seat "
+                                "before the one to move (turn_seat)")  # fmt: skip
     elif phase is Phase.OVER:
         raise PositionError("a hand that is over has no decision to arrange")
     if phase is not Phase.DRAWN and drawn is not None:
         raise PositionError(f"only phase drawn has a drawn card, not {phase}")
+    hand.penalty = _penalty(hand, penalty)
     return hand
+
+
+_PENALTY_CARDS = {Rank.DRAW_TWO: (2, 8), Rank.WILD_DRAW_FOUR: (4, 4)}  # each adds, copies in the deck
+
+
+def _penalty(hand: Hand, penalty: int | None) -> int:
+    """The pending total: the top card's own unless stacked (RULINGS 25); nothing between turns."""
+    pending = hand.phase in (Phase.CATCH, Phase.STACK, Phase.CHALLENGE) and hand.top.rank in _PENALTY_CARDS
+    if not pending:
+        if penalty:
+            raise PositionError(f"penalty {penalty}: nothing is pending in {hand.phase} on {hand.top}")
+        return 0
+    step, copies = _PENALTY_CARDS[hand.top.rank]
+    if penalty is None:
+        return step
+    most = step * copies if hand.config.stacking else step
+    if penalty % step or not step <= penalty <= most:
+        raise PositionError(
+            f"penalty {penalty}: {hand.top} makes it a multiple of {step} from {step} "
+            f"to {most}" + ("" if hand.config.stacking else " (more only with stacking)")
+        )
+    return penalty
 
 
 def _check_table(

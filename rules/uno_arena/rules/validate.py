@@ -43,14 +43,23 @@ class CardDoesNotMatchError(IllegalActionError):
     """The card matches the top discard by neither colour, number nor symbol (RULINGS 11)."""
 
 
+class CannotStackError(IllegalActionError):
+    """With stacking, only a Draw Two goes on a Draw Two and a Wild Draw Four on a Wild Draw Four
+    (RULINGS 25): they never mix, and nothing else is played on a pending penalty."""
+
+
 _DECISIONS: dict[Phase, frozenset[ActionKind]] = {
     Phase.TURN: frozenset({ActionKind.PLAY, ActionKind.DRAW}),
     Phase.DRAWN: frozenset({ActionKind.PLAY, ActionKind.KEEP}),
     Phase.CATCH: frozenset({ActionKind.CATCH, ActionKind.PASS}),
     Phase.CHALLENGE: frozenset({ActionKind.CHALLENGE, ActionKind.ACCEPT}),
+    Phase.STACK: frozenset({ActionKind.PLAY, ActionKind.ACCEPT}),
     Phase.CHOOSE_COLOUR: frozenset({ActionKind.CHOOSE_COLOUR}),
     Phase.OVER: frozenset(),
 }
+
+
+_PLAYING = (Phase.TURN, Phase.DRAWN, Phase.STACK, Phase.CHALLENGE)  # where a card may be played
 
 
 def canonical(hand: Hand, action: Action) -> Action:
@@ -59,7 +68,7 @@ def canonical(hand: Hand, action: Action) -> Action:
     Raises `InvalidActionError` for an action outside the action space.
     """
     action = intern(action)
-    if action.uno and len(hand.cards[hand.to_move]) != 2 and hand.phase in (Phase.TURN, Phase.DRAWN):
+    if action.uno and len(hand.cards[hand.to_move]) != 2 and hand.phase in _PLAYING:
         return intern(replace(action, uno=False))
     return action
 
@@ -83,6 +92,8 @@ def play(hand: Hand, action: Action, seat: Seat | None = None) -> Action:
 
 def _why_illegal(hand: Hand, action: Action) -> IllegalActionError:
     expected = _DECISIONS[hand.phase]
+    if hand.phase is Phase.CHALLENGE and hand.config.stacking:
+        expected = expected | {ActionKind.PLAY}
     if action.kind not in expected:
         names = ", ".join(sorted(k.value for k in expected))
         return WrongDecisionError(f"{action} does not answer {hand.phase.value}: expected {names}")
@@ -91,10 +102,17 @@ def _why_illegal(hand: Hand, action: Action) -> IllegalActionError:
         return CardNotHeldError(f"{action}: {card} is not in the hand")
     if hand.phase is Phase.DRAWN:
         return NotDrawnCardError(f"{action}: only the drawn card {hand.drawn} may be played")
+    if hand.phase is Phase.STACK:
+        return CannotStackError(f"{action}: only a Draw Two may be stacked on the Draw Two "
+                                f"(or accept: draw {hand.penalty})")  # fmt: skip
+    if hand.phase is Phase.CHALLENGE:
+        return CannotStackError(f"{action}: only a Wild Draw Four may be stacked on the Wild Draw Four "
+                                f"(or challenge it, or accept: draw {hand.penalty})")  # fmt: skip
     return CardDoesNotMatchError(f"{action}: {card} does not match {hand.top} with colour {hand.colour}")
 
 
 __all__ = [
+    "CannotStackError",
     "CardDoesNotMatchError",
     "CardNotHeldError",
     "HandOverError",

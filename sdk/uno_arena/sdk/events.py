@@ -73,7 +73,7 @@ class DrawReason(enum.StrEnum):
     DRAW = "draw"  # it chose to draw
     DRAW_TWO = "draw_two"  # hit by a Draw Two
     WILD_DRAW_FOUR = "wild_draw_four"  # hit by a Wild Draw Four (accepted, or the first card)
-    CHALLENGE = "challenge"  # lost a challenge, as the challenger (6) or the guilty player (4)
+    CHALLENGE = "challenge"  # lost a challenge, as the challenger (6) or the guilty player (4); stacked: more
     UNO_PENALTY = "uno_penalty"  # caught not calling UNO
 
 

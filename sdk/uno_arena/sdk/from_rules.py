@@ -115,6 +115,7 @@ def observation_of(match_id: str, seen: rules.Observation) -> Observation:
         seen.hand_sizes,
         seen.draw_pile_size,
         None if drawn is None else _CARD_OF[drawn],
+        seen.penalty,
         _shown(seen.shown) if seen.shown else (),
         seen.turn,
         seen.scores,

@@ -21,6 +21,7 @@ class Phase(enum.StrEnum):
     CATCH = "catch"
     CHALLENGE = "challenge"
     OVER = "over"
+    STACK = "stack"  # stacking house rule: a Draw Two hit you; stack a Draw Two or accept
 
 
 PHASES: dict[int, Phase] = members(pb.Phase.DESCRIPTOR, Phase)  # number -> member
@@ -31,8 +32,11 @@ class Observation:
     """Everything this seat may see at one decision (never another seat's cards).
 
     `phase` is what is being decided: "turn" (play or draw), "drawn" (play the
-    drawn card or keep it), "challenge" (a Wild Draw Four hit you), "catch"
-    (someone did not call UNO), "choose_colour" (a first-card Wild).
+    drawn card or keep it), "challenge" (a Wild Draw Four hit you: challenge,
+    accept, or with stacking play a Wild Draw Four), "stack" (stacking only: a
+    Draw Two hit you: play a Draw Two or accept), "catch" (someone did not call
+    UNO), "choose_colour" (a first-card Wild). `penalty` is what you draw if you
+    accept (the stacked total with stacking), 0 when nothing is pending.
     """
 
     match_id: str
@@ -49,6 +53,7 @@ class Observation:
     hand_sizes: tuple[int, ...]
     draw_pile_size: int
     drawn: Card | None  # the playable card just drawn, in phase "drawn"
+    penalty: int  # cards pending for the next player (Draw Twos, Wild Draw Fours); see above
     shown: tuple[tuple[int, tuple[Card, ...]], ...]  # hands shown to you in challenges this hand
     turn: int
     scores: tuple[int, ...]
@@ -84,6 +89,7 @@ def observation_from(match_id: str, request: bot_pb2.DecisionRequest) -> Observa
         hand_sizes=tuple(int(n) for n in o.hand_sizes),
         draw_pile_size=int(o.draw_pile_size),
         drawn=card_from(o.drawn) if o.HasField("drawn") else None,
+        penalty=int(o.penalty),
         shown=tuple((int(s.seat), tuple(card_from(c) for c in s.cards)) for s in o.shown),
         turn=int(o.turn),
         scores=tuple(int(s) for s in o.scores),

@@ -30,6 +30,7 @@ from uno_arena.rules import (
     PASS,
     Action,
     InvalidActionError,
+    Phase,
     RulesConfig,
     action_from_id,
     apply,
@@ -128,7 +129,9 @@ class MatchHost:
         self.sent = [0] * players  # events delivered per seat
         self.published = 0  # events published to spectators and subscribers
         self.lost_at: dict[int, float] = {}  # seat -> monotonic time its connection was lost
-        self._requests = itertools.count(1)
+        # per seat, so that a seat's request ids say nothing of how often the others were asked
+        # (whether a drawn card could be played, whether a hand held a playable card: RULINGS 29)
+        self._requests = [itertools.count(1) for _ in range(players)]
         self._asked: OrderedDict[str, Asked] = OrderedDict()  # request id -> what was asked, newest last
         self.started_at = time.monotonic()
 
@@ -186,7 +189,7 @@ class MatchHost:
         return live
 
     async def _ask(self, connection: BotConnection, seat: int, legal: list[Action]) -> Action:
-        request_id = f"{self.spec.match_id}#{next(self._requests)}"
+        request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
         asked = self._asked[request_id] = Asked(seat, legal, future)
@@ -341,8 +344,14 @@ class MatchHost:
                 break
         return totals
 
-    def _publish(self) -> None:
-        """New events: to spectators and control callers now, to the seats at the end of a hand."""
+    def _publish(self, final: bool = False) -> None:
+        """New events: to spectators and control callers now, to the seats at the end of a hand.
+
+        Held while a seat decides whether to play the card it drew: a batch ending with that draw
+        would tell spectators the card can be played (RULINGS 29). They go out with the decision's.
+        """
+        if not final and self.match.result is None and self.match.hand.phase is Phase.DRAWN:
+            return
         events = self.match.events[self.published :]
         self.published = len(self.match.events)
         if not events:
@@ -369,6 +378,7 @@ class MatchHost:
 
     def finish(self, reason: pb.MatchEnd | None) -> None:
         self.gateway.drop_bot_errors(self.spec.match_id)  # a BotError quoting this match is a stray now
+        self._publish(final=True)  # events held back for a drawn-card decision that will not come
         match, players = self.match, len(self.spec.bots)
         if reason is None and match.result is not None:
             code, winners, totals = (

@@ -129,6 +129,7 @@ def _observation_head(value: Observation) -> pb.Observation:
         colour=colour_number(value.colour),
         hand_sizes=list(value.hand_sizes),
         draw_pile_size=value.draw_pile_size,
+        penalty=value.penalty,
         turn=value.turn,
         scores=list(value.scores),
         target_score=value.target_score,

@@ -111,6 +111,14 @@ CASES: tuple[Case, ...] = (
         policy="rrrrrrrrrr",
         full=50,
     ),
+    # RULINGS 25: stacked Draw Twos (a total of 10 accepted), a stacked Wild Draw Four challenged
+    Case(
+        "four_players_stacking",
+        RulesConfig(players=4, stacking=True, target_score=100),
+        seed=58,
+        policy="eeer",
+        full=100,
+    ),
 )
 
 
@@ -151,6 +159,7 @@ def transcript(case: Case) -> list[str]:
     lines = [_dump({**header, "config": config.to_dict()})]
     logged = 0
     sent = [0] * config.players
+    asked = [0] * config.players
     n = 0
     while match.result is None:
         lines += [_dump(_event(e)) for e in match.events[logged:]]
@@ -163,8 +172,10 @@ def transcript(case: Case) -> list[str]:
         if n <= case.full:
             unsent = [wire.event_element(seen_by(e, seat)) for e in match.events[sent[seat] :]]
             sent[seat] = len(match.events)
+            asked[seat] += 1
+            request_id = f"{match_id}#{seat}.{asked[seat]}"  # as the server numbers them: per seat
             request = wire.decision_request_bytes(
-                match, seat, legal_actions(match), match_id, f"{match_id}#{n}", DEADLINE_MS, unsent
+                match, seat, legal_actions(match), match_id, request_id, DEADLINE_MS, unsent
             )
             record["observations"] = _observations(views, seat)
             record["request"] = base64.b64encode(request).decode("ascii")

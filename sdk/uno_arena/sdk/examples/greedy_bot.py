@@ -1,7 +1,8 @@
 """Greedy: shed the most valuable card, keep Wilds for when nothing else plays.
 
 It names the colour it holds most, always calls UNO, always catches, and
-accepts a Wild Draw Four rather than risk six cards.
+accepts a Wild Draw Four rather than risk six cards. With the stacking house
+rule it stacks whenever it can, passing the penalty on rather than drawing it.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ class GreedyBot(Bot):
         legal = observation.legal
         if legal.catch is not None:
             return legal.catch
-        if legal.accept is not None:
-            return legal.accept
+        if legal.accept is not None:  # a penalty is pending: pass it on if it can, else draw it
+            stacks = legal.plays(uno=True) or legal.plays()
+            return self._stack(observation, stacks) if stacks else legal.accept
         if legal.colour_choices():
             best = colour_held_most(observation.hand)
             return next(a for a in legal.colour_choices() if a.colour is best)
@@ -34,6 +36,17 @@ class GreedyBot(Bot):
         if coloured:
             return max(coloured, key=lambda a: (a.card.points if a.card else 0, -a.id))
         return self._wild(observation, plays)
+
+    @staticmethod
+    def _stack(observation: Observation, stacks: list[Action]) -> Action:
+        """A Draw Two on a Draw Two, or a Wild Draw Four on one, keeping the colour held most."""
+        rest = list(observation.hand)
+        card = stacks[0].card
+        if card in rest:
+            rest.remove(card)
+        best = colour_held_most(rest)
+        keeps_best = [a for a in stacks if best in (a.colour, a.card.colour if a.card else None)]
+        return (keeps_best or stacks)[0]
 
     @staticmethod
     def _wild(observation: Observation, plays: list[Action]) -> Action:

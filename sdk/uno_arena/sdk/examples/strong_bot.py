@@ -11,6 +11,9 @@
   Reverse and Wild Draw Four first (the Wild Draw Four even as a bluff).
   Attacking earlier wastes them: against greedy, attacking from two cards won
   0.53 of matches, from three 0.44, from one 0.55 to 0.57 (2,000 each).
+- With the stacking house rule it passes a penalty on whenever it can (a Draw
+  Two on a Draw Two, a Wild Draw Four on one) rather than draw it, unless a
+  challenge of the last Wild Draw Four is very likely to win.
 """
 
 from __future__ import annotations
@@ -84,15 +87,19 @@ class StrongBot(Bot):
         legal = observation.legal
         if legal.catch is not None:
             return legal.catch
+        plays = legal.plays(uno=True) or legal.plays()
         if legal.challenge is not None:
             player = (observation.seat - observation.direction) % observation.players
             trusted = player in self.honest.get(observation.match_id, set())
             likely = not trusted and self._guilty_odds(observation) > 0.95
-            return legal.challenge if likely or legal.accept is None else legal.accept
+            if likely or legal.accept is None:
+                return legal.challenge
+            return self._best_stack(observation, plays) if plays else legal.accept
+        if legal.accept is not None:  # phase stack: a Draw Two hit it
+            return self._best_stack(observation, plays) if plays else legal.accept
         if legal.colour_choices():
             best = self._best_colour(observation, list(observation.hand))
             return next(a for a in legal.colour_choices() if a.colour is best)
-        plays = legal.plays(uno=True) or legal.plays()
         if not plays:
             return legal.safe_default()
         return self._best_play(observation, plays)
@@ -112,6 +119,12 @@ class StrongBot(Bot):
         if coloured:
             return max(coloured, key=lambda a: self._play_value(observation, a))
         return self._wild(observation, plays)
+
+    def _best_stack(self, observation: Observation, stacks: list[Action]) -> Action:
+        """Pass the penalty on: a Wild Draw Four naming the best colour, or the best Draw Two."""
+        if stacks[0].card is not None and stacks[0].card.is_wild:
+            return self._wild(observation, stacks)
+        return max(stacks, key=lambda a: self._play_value(observation, a))
 
     def _wild(self, observation: Observation, plays: list[Action]) -> Action:
         """A Wild from `plays` (plain before Draw Four), naming the best colour for the cards left."""
