@@ -212,3 +212,12 @@ def test_the_docs_testing_example_passes_against_the_docs_first_bot(tmp_path: Pa
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "3 passed" in run.stdout
+
+
+def test_a_stacking_position_carries_the_pending_total() -> None:
+    stack = position("red draw two, blue 3", "green draw two", phase="stack",
+                     rules_options={"stacking": True}, penalty=6)  # fmt: skip
+    assert (stack.phase, stack.penalty) == (Phase.STACK, 6)
+    assert [a.text for a in stack.legal] == ["play red_draw_two", "play red_draw_two uno", "accept"]
+    with pytest.raises(ValueError, match="penalty 3"):
+        position("red draw two", "green draw two", phase="stack", rules_options={"stacking": True}, penalty=3)

@@ -112,6 +112,7 @@ def position(
     hand_number: int = 1,
     turn: int = 1,
     rules_options: Mapping[str, Any] | None = None,
+    penalty: int | None = None,
     match_id: str = "test",
     seed: int = 0,
 ) -> Observation:
@@ -127,6 +128,8 @@ def position(
     that may be caught); the other seats' cards are dealt at random (`seed`) from the cards not
     named. `draw_pile`: cards left to draw (default: all the rest; what that leaves over goes to
     the bottom of the discards). `rules_options`: other options of `RulesConfig` by name.
+    `penalty`: with `rules_options={"stacking": True}`, the draw total pending in "stack" or
+    "challenge" (default: the card on top alone, 2 or 4).
     """
     chosen = _phase(phase if phase is not None else ("drawn" if drawn is not None else "turn"))
     options = {"players": players, "target_score": target, **(rules_options or {})}
@@ -180,6 +183,7 @@ def position(
         direction=direction,
         drawn=card(drawn) if drawn is not None else None,
         turns=turn,
+        penalty=penalty,
     )
     totals = tuple(scores) if scores is not None else (0,) * players
     if len(totals) != players:
