@@ -139,7 +139,7 @@ def test_bot_play_and_the_arena_load_nothing_of_the_platform(
         ([GREEDY, "--rules", "jump_in"], "--rules: jump_in: house rule not supported yet"),
         ([GREEDY, "--rules", "bogus=1"], "--rules: bogus: unknown rules option (known: players,"),
         ([GREEDY, "--rules", "scoring=most"], "--rules: scoring: 'most' is not one of"),
-        ([GREEDY, "--rules", "players=3"], "--rules: players: the table's size is --seats"),
+        ([GREEDY, "--rules", "players=3"], "--rules: players: set by --seats"),
         ([GREEDY, GREEDY, GREEDY, "--seats", "2"], "3 bots for 2 seats: list at most as many bots as seats"),
         ([GREEDY, "--seats", "11"], "Invalid value for '--seats': 11 is not in the range 2<=x<=10"),
         ([GREEDY, "--seats", "10", "--rules", "hand_size=11"], "rules: hand_size: 11 cannot be dealt to 10"),
@@ -280,7 +280,7 @@ def test_match_play_records_its_match(match_server: RunningServer, tmp_path: Pat
 
 def test_rules_are_checked_at_the_table_size_asked_for() -> None:
     """hand_size=30 deals 60 cards at 2 seats (fine) but 120 at 4 (refused): the check needs --seats."""
-    from uno_arena.cli.arena_commands import parse_rules
+    from uno_arena.cli.rules_commands import parse_rules
 
     assert parse_rules("hand_size=30", 2).hand_size == 30
     with pytest.raises(click.BadParameter, match="cannot be dealt to 4 players"):

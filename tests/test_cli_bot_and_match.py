@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -187,3 +188,25 @@ def test_match_play_picks_a_fresh_seed_and_prints_it(match_server: RunningServer
             bot.stop()
     assert seeds[0] != seeds[1]
     assert seeds[2] == 7
+
+
+def test_match_play_takes_rules_options(match_server: RunningServer, tmp_path: Path) -> None:
+    bots = {name: BackgroundBot(GreedyBot(), match_server.address, name, match_server.register(name))
+            for name in ("stacker-a", "stacker-b")}  # fmt: skip
+    for bot in bots.values():
+        bot.wait_connected()
+    env = {"UNO_ARENA_CONTROL_TOKEN": match_server.control_token}
+    command = ["match", "play", *bots, "--server", match_server.address, "--target", "40",
+               "--replay-dir", str(tmp_path)]  # fmt: skip
+    try:
+        refused = CliRunner().invoke(cli, [*command, "--rules", "target_score=9"], env=env)
+        assert refused.exit_code == 2 and "--rules: target_score: set by --target" in refused.output
+        played = CliRunner().invoke(cli, [*command, "--rules", "stacking,hand_size=5"], env=env,
+                                    catch_exceptions=False)  # fmt: skip
+    finally:
+        for bot in bots.values():
+            bot.stop()
+    assert played.exit_code == 0, played.output
+    (replay,) = tmp_path.glob("*.json")
+    rules = json.loads(replay.read_text())["finished"]["rules"]
+    assert (rules["stacking"], rules["hand_size"], rules["target_score"]) == (True, 5, 40)

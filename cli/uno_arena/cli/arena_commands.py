@@ -9,7 +9,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
@@ -17,30 +17,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from uno_arena.cli.bot_commands import load_bot_class
-from uno_arena.cli.rules_commands import _plain_value
-from uno_arena.rules import ConfigError, RulesConfig
+from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.rules import RulesConfig
 from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
 
 if TYPE_CHECKING:
     from uno_arena.records.match import RecordedMatch
-
-
-def parse_rules(text: str, players: int) -> RulesConfig:
-    """`stacking,target_score=200,scoring=penalty_points`: NAME turns a boolean option on, NAME=VALUE
-    sets any option (numbers, true/false, names as `uno-arena rules show` prints them)."""
-    values: dict[str, Any] = {"players": players}  # options such as hand_size are checked at this size
-    for item in (part.strip() for part in text.split(",")):
-        if not item:
-            continue
-        name, sep, raw = item.partition("=")
-        name = name.strip()
-        if name == "players":
-            raise click.BadParameter("players: the table's size is --seats", param_hint="--rules")
-        values[name] = _plain_value(raw.strip()) if sep else True
-    try:
-        return RulesConfig.from_dict(values)
-    except ConfigError as error:
-        raise click.BadParameter(str(error), param_hint="--rules") from None
 
 
 @click.command("play")

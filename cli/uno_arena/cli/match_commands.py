@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -12,6 +13,8 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
+from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.server import wire
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
@@ -38,6 +41,13 @@ def match() -> None:
 @click.option(
     "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends the match."
 )
+@click.option(
+    "--rules",
+    "rules_text",
+    default="",
+    metavar="NAME[=VALUE],...",
+    help="Rules options, e.g. stacking,hand_size=5 (`uno-arena rules show` lists them; default: official).",
+)
 @click.option("--match-id", default=None, help="Defaults to a fresh random id.")
 @click.option(
     "--wait", type=click.IntRange(0), default=30, show_default=True, help="Seconds to wait for the bots."
@@ -51,8 +61,11 @@ def match() -> None:
 )
 @click.option("--no-replay", is_flag=True, help="Write no replay file.")
 def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | None, target: int,
-         match_id: str | None, wait: int, replay_dir: Path, no_replay: bool) -> None:  # fmt: skip
+         rules_text: str, match_id: str | None, wait: int, replay_dir: Path,
+         no_replay: bool) -> None:  # fmt: skip
     """Play one match between the connected BOTS (in seat order) and print the result."""
+    seats = min(max(len(bots), 2), 10)  # the server checks the count of BOTS itself
+    config = parse_rules(rules_text, seats, {"players": "the BOTS listed", "target_score": "--target"})
     seed = choose_seed(seed)
     console = Console()
     console.print(f"seed {seed} (play the same deal again with --seed {seed})", soft_wrap=True)  # copyable
@@ -60,7 +73,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         match_id=match_id or f"cli-{uuid.uuid4().hex[:10]}",
         bots=list(bots),
         seed=seed,
-        rules=pb.RulesConfig(target_score=target),
+        rules=wire.rules(replace(config, target_score=target)),
         wait_for_bots_ms=wait * 1000,
     )
     with grpc.insecure_channel(server) as channel:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 import time
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import click
@@ -39,6 +40,27 @@ def parse_options(options: tuple[str, ...], players: int | None) -> RulesConfig:
         return RulesConfig.from_dict(values)
     except ConfigError as error:
         raise click.BadParameter(str(error), param_hint="--option") from None
+
+
+def parse_rules(text: str, players: int, fixed: Mapping[str, str] | None = None) -> RulesConfig:
+    """`stacking,target_score=200,scoring=penalty_points`: NAME turns a boolean option on, NAME=VALUE
+    sets any option (numbers, true/false, names as `uno-arena rules show` prints them). `fixed` names
+    the options another flag sets (option -> that flag), refused here; `players` is the table's size,
+    at which options such as hand_size are checked."""
+    refused = {"players": "--seats", **(fixed or {})}
+    values: dict[str, Any] = {"players": players}
+    for item in (part.strip() for part in text.split(",")):
+        if not item:
+            continue
+        name, sep, raw = item.partition("=")
+        name = name.strip()
+        if name in refused:
+            raise click.BadParameter(f"{name}: set by {refused[name]}", param_hint="--rules")
+        values[name] = _plain_value(raw.strip()) if sep else True
+    try:
+        return RulesConfig.from_dict(values)
+    except ConfigError as error:
+        raise click.BadParameter(str(error), param_hint="--rules") from None
 
 
 def _plain_value(raw: str) -> Any:
