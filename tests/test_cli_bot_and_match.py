@@ -143,9 +143,9 @@ def test_a_bot_file_imports_the_modules_beside_it(tmp_path: Path) -> None:
         ("class X(\n", "SyntaxError: '(' was never closed (broken.py:1)"),
         (
             "import no_such_package_here\n",
-            "ModuleNotFoundError: No module named 'no_such_package_here' (broken.py:1)",
+            "ModuleNotFoundError: No module named 'no_such_package_here' (broken.py:1 in <module>)",
         ),
-        ("x = 1\nraise RuntimeError('boom')\n", "RuntimeError: boom (broken.py:2)"),
+        ("x = 1\nraise RuntimeError('boom')\n", "RuntimeError: boom (broken.py:2 in <module>)"),
     ],
 )
 def test_a_bot_file_that_fails_to_load_is_one_line(tmp_path: Path, source: str, message: str) -> None:

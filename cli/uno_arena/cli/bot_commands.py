@@ -9,12 +9,12 @@ import logging
 import os
 import signal
 import sys
-import traceback
 from pathlib import Path
 
 import click
 
 from uno_arena.sdk import Bot, BotClient, BotRefused, BotReplaced, ClientSettings
+from uno_arena.sdk._bot_errors import raised
 
 
 def load_bot_class(target: str) -> type[Bot]:
@@ -48,9 +48,7 @@ def load_bot_class(target: str) -> type[Bot]:
             spec.loader.exec_module(module)
         except Exception as error:
             del sys.modules[module_name]
-            raise click.BadParameter(
-                f"cannot load {path}: {_failure(error, path)}", param_hint="BOT"
-            ) from None
+            raise click.BadParameter(f"cannot load {path}: {raised(error)}", param_hint="BOT") from None
         except BaseException:
             del sys.modules[module_name]
             raise
@@ -70,7 +68,7 @@ def load_bot_class(target: str) -> type[Bot]:
             ) from None
         except Exception as error:  # the bot's module itself failed: a syntax error, a raise at import
             raise click.BadParameter(
-                f"cannot import module {where!r}: {_failure(error)}", param_hint="BOT"
+                f"cannot import module {where!r}: {raised(error)}", param_hint="BOT"
             ) from None
     found = getattr(module, class_name, None)
     if found is None:
@@ -81,23 +79,7 @@ def load_bot_class(target: str) -> type[Bot]:
         )
     if found.decide is Bot.decide:
         raise click.BadParameter(f"{class_name} does not define decide(observation)", param_hint="BOT")
-    try:
-        found()  # each seat or connection makes its own: a class that needs arguments fails here, once
-    except Exception as error:
-        raise click.BadParameter(
-            f"cannot create {class_name}(): {_failure(error)}", param_hint="BOT"
-        ) from None
     return found
-
-
-def _failure(error: BaseException, path: Path | None = None) -> str:
-    """One line: the exception and where it happened in the bot's own code (a syntax error's line)."""
-    if isinstance(error, SyntaxError):
-        return f"SyntaxError: {error.msg} ({Path(error.filename or str(path)).name}:{error.lineno})"
-    frames = traceback.extract_tb(error.__traceback__)
-    own = [f for f in frames if "uno_arena" not in Path(f.filename).parts and "importlib" not in f.filename]
-    where = f" ({Path(own[-1].filename).name}:{own[-1].lineno})" if own else ""
-    return f"{type(error).__name__}: {error}{where}"
 
 
 @click.command("run")
@@ -121,7 +103,12 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
     (exit status 1 if there were any).
     """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
-    bot = load_bot_class(target)()
+    bot_class = load_bot_class(target)
+    try:
+        bot = bot_class()
+    except Exception as error:
+        message = f"cannot create {bot_class.__name__}(): {raised(error)}"
+        raise click.BadParameter(message, param_hint="BOT") from None
     client = BotClient(bot, server, name, token, ClientSettings(max_matches=max_matches))
     abandoned: list[int] = []  # the running matches a second Ctrl-C left behind
 

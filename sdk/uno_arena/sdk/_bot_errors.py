@@ -48,7 +48,10 @@ def _installed(frame: FrameType) -> bool:
 
 def where(error: BaseException) -> str:
     """`my_bot.py:42 in decide`: the innermost frame of the bot's own code (neither the SDK's nor
-    installed libraries'), else the innermost frame outside the platform, else the innermost one."""
+    installed libraries'), else the innermost frame outside the platform, else the innermost one.
+    A syntax error happened in no frame: its own file and line."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{Path(error.filename).name}:{error.lineno}"
     frames = list(traceback.walk_tb(error.__traceback__))
     if not frames:
         return "unknown place"
@@ -62,7 +65,8 @@ def where(error: BaseException) -> str:
 
 def raised(error: BaseException) -> str:
     """`ZeroDivisionError: division by zero (my_bot.py:42 in decide)`."""
-    message = _cut(str(error), MESSAGE_CHARS)
+    # A SyntaxError's str() repeats its place: "... (my_bot.py, line 3)"
+    message = _cut(error.msg if isinstance(error, SyntaxError) else str(error), MESSAGE_CHARS)
     said = f"{type(error).__name__}: {message}" if message else type(error).__name__
     return _cut(f"{said} ({where(error)})", DETAIL_CHARS)
 
