@@ -10,6 +10,11 @@ What is measured, all in one process on one core, one after the other:
   rule RLCard's own game imposes -- still under the full rules.
 - RLCard's `UnoGame` (2 players), its own random legal play: hands/s, steps/s.
 - whole matches to 500 per second for 2 and 4 players (uniform random).
+- the same hands with all four house rules on (stacking, jump_in, seven_zero,
+  multi_play; RULINGS 25-28), beside the official rules, eager and random, 2
+  and 4 players: `house_ratio_*` is house-rules hands/s over official hands/s.
+  The house rules add decisions (a jump-in window asks every other seat after
+  most plays, a `lay` decision follows every play), so a hand costs more.
 
 Why two policies: under the official rules a player may always draw instead
 of playing (RULINGS 13), so uniform random play draws about a third of the
@@ -42,9 +47,15 @@ def uniform(legal: Sequence[Action]) -> Sequence[Action]:
     return legal
 
 
-def ours_hands(players: int, seconds: float, narrow: Chooser, seed: int) -> tuple[float, float]:
-    """(hands/s, decisions/s) of whole hands played with `narrow`ed uniform choices."""
-    config = RulesConfig(players=players)
+HOUSE_RULES = {"stacking": True, "jump_in": True, "seven_zero": True, "multi_play": True}
+
+
+def ours_hands(
+    players: int, seconds: float, narrow: Chooser, seed: int, house: bool = False
+) -> tuple[float, float]:
+    """(hands/s, decisions/s) of whole hands played with `narrow`ed uniform choices, under the
+    official rules or with all four house rules (`house`)."""
+    config = RulesConfig(players=players, **(HOUSE_RULES if house else {}))
     rng = random.Random(seed)
     hands = decisions = 0
     started = time.perf_counter()
@@ -121,6 +132,16 @@ def main() -> None:
         figures[f"matches_to_500_per_s_{players}p"] = rate
         print(f"ours random {players:>2}p: {rate:9.2f} matches to 500 per second")
 
+    for players in (2, 4):
+        for policy, narrow in (("eager", eager_choices), ("random", uniform)):
+            official = ours_hands(players, s, narrow, seed)[0]
+            house, house_decisions = ours_hands(players, s, narrow, seed, house=True)
+            figures[f"house_{policy}_hands_per_s_{players}p"] = house
+            figures[f"house_ratio_{policy}_{players}p"] = house / official
+            print(f"ours {policy:<6} {players:>2}p, all four house rules: {house:9.1f} hands/s "
+                  f"{house_decisions:11.0f} decisions/s ({house / official:.2f}x the official rules' "
+                  f"{official:.1f} hands/s)")  # fmt: skip
+
     figures["ratio_2p"] = figures["hands_per_s_2p"] / rl_hands
     figures["decision_ratio_2p"] = figures["decisions_per_s_2p"] / rl_steps
     figures["eager_ratio_2p"] = eager_hands / rl_hands
@@ -137,6 +158,12 @@ def main() -> None:
         "eager_ratio_2p",
         "matches_to_500_per_s_2p",
         "matches_to_500_per_s_4p",
+        "house_eager_hands_per_s_2p",
+        "house_ratio_eager_2p",
+        "house_eager_hands_per_s_4p",
+        "house_ratio_eager_4p",
+        "house_random_hands_per_s_4p",
+        "house_ratio_random_4p",
     ]
     print("RESULT " + " ".join(f"{k}={figures[k]:.{3 if 'ratio' in k else 1}f}" for k in keys))
 

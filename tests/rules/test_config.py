@@ -52,7 +52,7 @@ def test_round_trips_through_plain_values() -> None:
         ({"uno_penalty": -1}, "uno_penalty"),
         ({"draw_until_playable": 1}, "draw_until_playable"),
         ({"colour_blind": True}, "colour_blind"),
-        ({"jump_in": True}, "jump_in"),
+        ({"jump_in": "yes"}, "jump_in"),
         ({"stacking": 1}, "stacking"),
         ({"hand_size": 20, "players": 10}, "hand_size"),
     ],
@@ -77,9 +77,9 @@ VALID: dict[str, list[Any]] = {
     "max_turns_per_hand": [1, 100],
     "max_hands_per_match": [1, 3],
     "stacking": [False, True],
-    "jump_in": [False],
-    "seven_zero": [False],
-    "multi_play": [False],
+    "jump_in": [False, True],
+    "seven_zero": [False, True],
+    "multi_play": [False, True],
 }
 _NOT_INTS = ["4", 4.0, True, None]
 _NOT_BOOLS = [1, 0, "true", None]
@@ -97,9 +97,9 @@ INVALID: dict[str, list[Any]] = {
     "max_turns_per_hand": [*_NOT_INTS, 0],
     "max_hands_per_match": [*_NOT_INTS, 0],
     "stacking": _NOT_BOOLS,
-    "jump_in": [*_NOT_BOOLS, True],
-    "seven_zero": [*_NOT_BOOLS, True],
-    "multi_play": [*_NOT_BOOLS, True],
+    "jump_in": _NOT_BOOLS,
+    "seven_zero": _NOT_BOOLS,
+    "multi_play": _NOT_BOOLS,
 }
 
 

@@ -45,6 +45,8 @@ class ActionKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     ACTION_KIND_CATCH: _ClassVar[ActionKind]
     ACTION_KIND_PASS: _ClassVar[ActionKind]
     ACTION_KIND_CHOOSE_COLOUR: _ClassVar[ActionKind]
+    ACTION_KIND_DONE: _ClassVar[ActionKind]
+    ACTION_KIND_SWAP: _ClassVar[ActionKind]
 
 class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -56,6 +58,9 @@ class Phase(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     PHASE_CHALLENGE: _ClassVar[Phase]
     PHASE_OVER: _ClassVar[Phase]
     PHASE_STACK: _ClassVar[Phase]
+    PHASE_JUMP_IN: _ClassVar[Phase]
+    PHASE_LAY: _ClassVar[Phase]
+    PHASE_SWAP: _ClassVar[Phase]
 
 class HandEnd(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = ()
@@ -117,6 +122,8 @@ ACTION_KIND_ACCEPT: ActionKind
 ACTION_KIND_CATCH: ActionKind
 ACTION_KIND_PASS: ActionKind
 ACTION_KIND_CHOOSE_COLOUR: ActionKind
+ACTION_KIND_DONE: ActionKind
+ACTION_KIND_SWAP: ActionKind
 PHASE_UNSPECIFIED: Phase
 PHASE_CHOOSE_COLOUR: Phase
 PHASE_TURN: Phase
@@ -125,6 +132,9 @@ PHASE_CATCH: Phase
 PHASE_CHALLENGE: Phase
 PHASE_OVER: Phase
 PHASE_STACK: Phase
+PHASE_JUMP_IN: Phase
+PHASE_LAY: Phase
+PHASE_SWAP: Phase
 HAND_END_UNSPECIFIED: HandEnd
 HAND_END_PLAYED_OUT: HandEnd
 HAND_END_NO_PROGRESS: HandEnd
@@ -156,20 +166,22 @@ class Card(_message.Message):
     def __init__(self, colour: _Optional[_Union[Colour, str]] = ..., rank: _Optional[_Union[Rank, str]] = ..., index: _Optional[int] = ...) -> None: ...
 
 class Action(_message.Message):
-    __slots__ = ("id", "kind", "card", "colour", "uno", "text")
+    __slots__ = ("id", "kind", "card", "colour", "uno", "text", "seat")
     ID_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     COLOUR_FIELD_NUMBER: _ClassVar[int]
     UNO_FIELD_NUMBER: _ClassVar[int]
     TEXT_FIELD_NUMBER: _ClassVar[int]
+    SEAT_FIELD_NUMBER: _ClassVar[int]
     id: int
     kind: ActionKind
     card: Card
     colour: Colour
     uno: bool
     text: str
-    def __init__(self, id: _Optional[int] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., uno: _Optional[bool] = ..., text: _Optional[str] = ...) -> None: ...
+    seat: int
+    def __init__(self, id: _Optional[int] = ..., kind: _Optional[_Union[ActionKind, str]] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., uno: _Optional[bool] = ..., text: _Optional[str] = ..., seat: _Optional[int] = ...) -> None: ...
 
 class ShownHand(_message.Message):
     __slots__ = ("seat", "cards")
@@ -224,7 +236,7 @@ class Observation(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., players: _Optional[int] = ..., phase: _Optional[_Union[Phase, str]] = ..., to_move: _Optional[int] = ..., turn_seat: _Optional[int] = ..., dealer: _Optional[int] = ..., direction: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., top: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., discards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hand_sizes: _Optional[_Iterable[int]] = ..., draw_pile_size: _Optional[int] = ..., drawn: _Optional[_Union[Card, _Mapping]] = ..., shown: _Optional[_Iterable[_Union[ShownHand, _Mapping]]] = ..., turn: _Optional[int] = ..., scores: _Optional[_Iterable[int]] = ..., target_score: _Optional[int] = ..., hand_number: _Optional[int] = ..., penalty: _Optional[int] = ...) -> None: ...
 
 class RulesConfig(_message.Message):
-    __slots__ = ("players", "dealer", "hand_size", "first_wild_chooser", "first_wild_draw_four", "draw_until_playable", "uno_penalty", "target_score", "scoring", "max_turns_per_hand", "max_hands_per_match", "stacking")
+    __slots__ = ("players", "dealer", "hand_size", "first_wild_chooser", "first_wild_draw_four", "draw_until_playable", "uno_penalty", "target_score", "scoring", "max_turns_per_hand", "max_hands_per_match", "stacking", "jump_in", "seven_zero", "multi_play")
     PLAYERS_FIELD_NUMBER: _ClassVar[int]
     DEALER_FIELD_NUMBER: _ClassVar[int]
     HAND_SIZE_FIELD_NUMBER: _ClassVar[int]
@@ -237,6 +249,9 @@ class RulesConfig(_message.Message):
     MAX_TURNS_PER_HAND_FIELD_NUMBER: _ClassVar[int]
     MAX_HANDS_PER_MATCH_FIELD_NUMBER: _ClassVar[int]
     STACKING_FIELD_NUMBER: _ClassVar[int]
+    JUMP_IN_FIELD_NUMBER: _ClassVar[int]
+    SEVEN_ZERO_FIELD_NUMBER: _ClassVar[int]
+    MULTI_PLAY_FIELD_NUMBER: _ClassVar[int]
     players: int
     dealer: str
     hand_size: int
@@ -249,10 +264,13 @@ class RulesConfig(_message.Message):
     max_turns_per_hand: int
     max_hands_per_match: int
     stacking: bool
-    def __init__(self, players: _Optional[int] = ..., dealer: _Optional[str] = ..., hand_size: _Optional[int] = ..., first_wild_chooser: _Optional[str] = ..., first_wild_draw_four: _Optional[str] = ..., draw_until_playable: _Optional[bool] = ..., uno_penalty: _Optional[int] = ..., target_score: _Optional[int] = ..., scoring: _Optional[str] = ..., max_turns_per_hand: _Optional[int] = ..., max_hands_per_match: _Optional[int] = ..., stacking: _Optional[bool] = ...) -> None: ...
+    jump_in: bool
+    seven_zero: bool
+    multi_play: bool
+    def __init__(self, players: _Optional[int] = ..., dealer: _Optional[str] = ..., hand_size: _Optional[int] = ..., first_wild_chooser: _Optional[str] = ..., first_wild_draw_four: _Optional[str] = ..., draw_until_playable: _Optional[bool] = ..., uno_penalty: _Optional[int] = ..., target_score: _Optional[int] = ..., scoring: _Optional[str] = ..., max_turns_per_hand: _Optional[int] = ..., max_hands_per_match: _Optional[int] = ..., stacking: _Optional[bool] = ..., jump_in: _Optional[bool] = ..., seven_zero: _Optional[bool] = ..., multi_play: _Optional[bool] = ...) -> None: ...
 
 class Event(_message.Message):
-    __slots__ = ("hand_started", "dealer_drew", "dealer_chosen", "shuffled", "dealt", "first_card", "colour_chosen", "played", "drew", "kept", "skipped", "direction_changed", "caught", "catch_passed", "accepted", "challenged", "hand_shown", "reshuffled", "hand_ended", "match_ended")
+    __slots__ = ("hand_started", "dealer_drew", "dealer_chosen", "shuffled", "dealt", "first_card", "colour_chosen", "played", "drew", "kept", "skipped", "direction_changed", "caught", "catch_passed", "accepted", "challenged", "hand_shown", "reshuffled", "hand_ended", "match_ended", "swapped", "hands_passed", "received")
     HAND_STARTED_FIELD_NUMBER: _ClassVar[int]
     DEALER_DREW_FIELD_NUMBER: _ClassVar[int]
     DEALER_CHOSEN_FIELD_NUMBER: _ClassVar[int]
@@ -273,6 +291,9 @@ class Event(_message.Message):
     RESHUFFLED_FIELD_NUMBER: _ClassVar[int]
     HAND_ENDED_FIELD_NUMBER: _ClassVar[int]
     MATCH_ENDED_FIELD_NUMBER: _ClassVar[int]
+    SWAPPED_FIELD_NUMBER: _ClassVar[int]
+    HANDS_PASSED_FIELD_NUMBER: _ClassVar[int]
+    RECEIVED_FIELD_NUMBER: _ClassVar[int]
     hand_started: HandStarted
     dealer_drew: DealerDrew
     dealer_chosen: DealerChosen
@@ -293,7 +314,10 @@ class Event(_message.Message):
     reshuffled: Reshuffled
     hand_ended: HandEnded
     match_ended: MatchEnded
-    def __init__(self, hand_started: _Optional[_Union[HandStarted, _Mapping]] = ..., dealer_drew: _Optional[_Union[DealerDrew, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., shuffled: _Optional[_Union[Shuffled, _Mapping]] = ..., dealt: _Optional[_Union[Dealt, _Mapping]] = ..., first_card: _Optional[_Union[FirstCard, _Mapping]] = ..., colour_chosen: _Optional[_Union[ColourChosen, _Mapping]] = ..., played: _Optional[_Union[Played, _Mapping]] = ..., drew: _Optional[_Union[Drew, _Mapping]] = ..., kept: _Optional[_Union[Kept, _Mapping]] = ..., skipped: _Optional[_Union[Skipped, _Mapping]] = ..., direction_changed: _Optional[_Union[DirectionChanged, _Mapping]] = ..., caught: _Optional[_Union[Caught, _Mapping]] = ..., catch_passed: _Optional[_Union[CatchPassed, _Mapping]] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ...) -> None: ...
+    swapped: Swapped
+    hands_passed: HandsPassed
+    received: Received
+    def __init__(self, hand_started: _Optional[_Union[HandStarted, _Mapping]] = ..., dealer_drew: _Optional[_Union[DealerDrew, _Mapping]] = ..., dealer_chosen: _Optional[_Union[DealerChosen, _Mapping]] = ..., shuffled: _Optional[_Union[Shuffled, _Mapping]] = ..., dealt: _Optional[_Union[Dealt, _Mapping]] = ..., first_card: _Optional[_Union[FirstCard, _Mapping]] = ..., colour_chosen: _Optional[_Union[ColourChosen, _Mapping]] = ..., played: _Optional[_Union[Played, _Mapping]] = ..., drew: _Optional[_Union[Drew, _Mapping]] = ..., kept: _Optional[_Union[Kept, _Mapping]] = ..., skipped: _Optional[_Union[Skipped, _Mapping]] = ..., direction_changed: _Optional[_Union[DirectionChanged, _Mapping]] = ..., caught: _Optional[_Union[Caught, _Mapping]] = ..., catch_passed: _Optional[_Union[CatchPassed, _Mapping]] = ..., accepted: _Optional[_Union[Accepted, _Mapping]] = ..., challenged: _Optional[_Union[Challenged, _Mapping]] = ..., hand_shown: _Optional[_Union[HandShown, _Mapping]] = ..., reshuffled: _Optional[_Union[Reshuffled, _Mapping]] = ..., hand_ended: _Optional[_Union[HandEnded, _Mapping]] = ..., match_ended: _Optional[_Union[MatchEnded, _Mapping]] = ..., swapped: _Optional[_Union[Swapped, _Mapping]] = ..., hands_passed: _Optional[_Union[HandsPassed, _Mapping]] = ..., received: _Optional[_Union[Received, _Mapping]] = ...) -> None: ...
 
 class HandStarted(_message.Message):
     __slots__ = ("number",)
@@ -352,18 +376,20 @@ class ColourChosen(_message.Message):
     def __init__(self, seat: _Optional[int] = ..., colour: _Optional[_Union[Colour, str]] = ...) -> None: ...
 
 class Played(_message.Message):
-    __slots__ = ("seat", "card", "colour", "uno", "cards_left")
+    __slots__ = ("seat", "card", "colour", "uno", "cards_left", "jump_in")
     SEAT_FIELD_NUMBER: _ClassVar[int]
     CARD_FIELD_NUMBER: _ClassVar[int]
     COLOUR_FIELD_NUMBER: _ClassVar[int]
     UNO_FIELD_NUMBER: _ClassVar[int]
     CARDS_LEFT_FIELD_NUMBER: _ClassVar[int]
+    JUMP_IN_FIELD_NUMBER: _ClassVar[int]
     seat: int
     card: Card
     colour: Colour
     uno: bool
     cards_left: int
-    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., uno: _Optional[bool] = ..., cards_left: _Optional[int] = ...) -> None: ...
+    jump_in: bool
+    def __init__(self, seat: _Optional[int] = ..., card: _Optional[_Union[Card, _Mapping]] = ..., colour: _Optional[_Union[Colour, str]] = ..., uno: _Optional[bool] = ..., cards_left: _Optional[int] = ..., jump_in: _Optional[bool] = ...) -> None: ...
 
 class Drew(_message.Message):
     __slots__ = ("seat", "count", "cards", "hidden", "reason")
@@ -444,6 +470,34 @@ class Reshuffled(_message.Message):
     CARDS_FIELD_NUMBER: _ClassVar[int]
     cards: int
     def __init__(self, cards: _Optional[int] = ...) -> None: ...
+
+class Swapped(_message.Message):
+    __slots__ = ("seat", "other")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    OTHER_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    other: int
+    def __init__(self, seat: _Optional[int] = ..., other: _Optional[int] = ...) -> None: ...
+
+class HandsPassed(_message.Message):
+    __slots__ = ("direction",)
+    DIRECTION_FIELD_NUMBER: _ClassVar[int]
+    direction: int
+    def __init__(self, direction: _Optional[int] = ...) -> None: ...
+
+class Received(_message.Message):
+    __slots__ = ("seat", "giver", "count", "cards", "hidden")
+    SEAT_FIELD_NUMBER: _ClassVar[int]
+    GIVER_FIELD_NUMBER: _ClassVar[int]
+    COUNT_FIELD_NUMBER: _ClassVar[int]
+    CARDS_FIELD_NUMBER: _ClassVar[int]
+    HIDDEN_FIELD_NUMBER: _ClassVar[int]
+    seat: int
+    giver: int
+    count: int
+    cards: _containers.RepeatedCompositeFieldContainer[Card]
+    hidden: bool
+    def __init__(self, seat: _Optional[int] = ..., giver: _Optional[int] = ..., count: _Optional[int] = ..., cards: _Optional[_Iterable[_Union[Card, _Mapping]]] = ..., hidden: _Optional[bool] = ...) -> None: ...
 
 class HandEnded(_message.Message):
     __slots__ = ("reason", "winner", "points")

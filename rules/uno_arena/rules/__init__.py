@@ -10,6 +10,7 @@ from uno_arena.rules.action import (
     ACTIONS,
     CATCH,
     CHALLENGE,
+    DONE,
     DRAW,
     KEEP,
     PASS,
@@ -18,6 +19,7 @@ from uno_arena.rules.action import (
     InvalidActionError,
     action_from_id,
     choose_colour,
+    swap,
 )
 from uno_arena.rules.action import play as play_card
 from uno_arena.rules.card import (
@@ -55,7 +57,10 @@ from uno_arena.rules.validate import (
     HandOverError,
     IllegalActionError,
     NotDrawnCardError,
+    NotIdenticalError,
+    NotSameRankError,
     NotYourTurnError,
+    SwapSeatError,
     WrongDecisionError,
     canonical,
 )
@@ -67,6 +72,7 @@ __all__ = [
     "CHALLENGE",
     "COLOURS",
     "DECK_SIZE",
+    "DONE",
     "DRAW",
     "FACES",
     "KEEP",
@@ -94,6 +100,8 @@ __all__ = [
     "MatchEnd",
     "MatchResult",
     "NotDrawnCardError",
+    "NotIdenticalError",
+    "NotSameRankError",
     "NotYourTurnError",
     "Observation",
     "Phase",
@@ -103,6 +111,7 @@ __all__ = [
     "RulesConfig",
     "Scoring",
     "Seat",
+    "SwapSeatError",
     "WrongDecisionError",
     "action_from_id",
     "apply",
@@ -126,6 +135,7 @@ __all__ = [
     "run_match",
     "seen_by",
     "stacked_deck",
+    "swap",
     "standard_deck",
     "to_move",
 ]

@@ -11,6 +11,7 @@ import enum
 from dataclasses import dataclass
 
 from uno_arena.rules.card import COLOURS, FACES, Card, Colour
+from uno_arena.rules.config import MAX_PLAYERS
 
 
 class ActionKind(enum.StrEnum):
@@ -24,20 +25,23 @@ class ActionKind(enum.StrEnum):
     CATCH = "catch"  # catch a player who did not call UNO (RULINGS 19)
     PASS = "pass"  # let an uncalled UNO go
     CHOOSE_COLOUR = "choose_colour"  # name the colour of a first-card Wild (RULINGS 9, 10)
+    DONE = "done"  # multi_play: lay no more cards with this play (RULINGS 28)
+    SWAP = "swap"  # seven_zero: swap hands with `seat` after playing a 7 (RULINGS 27)
 
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """One decision. `card`, `colour` and `uno` are set only where the kind uses them.
+    """One decision. `card`, `colour`, `uno` and `seat` are set only where the kind uses them.
 
     `colour` is the colour named with a Wild; `uno` is the UNO call made with a
-    play (RULINGS 19).
+    play (RULINGS 19); `seat` is the seat a swap exchanges hands with (RULINGS 27).
     """
 
     kind: ActionKind
     card: Card | None = None
     colour: Colour | None = None
     uno: bool = False
+    seat: int | None = None
 
     def __reduce__(self) -> tuple[object, tuple[int]]:
         """Copies and unpickled actions are the interned ones."""
@@ -58,6 +62,8 @@ class Action:
         if self.kind is ActionKind.CHOOSE_COLOUR:
             assert self.colour is not None
             return f"choose {self.colour.value}"
+        if self.kind is ActionKind.SWAP:
+            return f"swap with seat {self.seat}"
         return self.kind.value
 
 
@@ -79,11 +85,15 @@ def _all_actions() -> tuple[Action, ...]:
         )
     ]
     chooses = [Action(ActionKind.CHOOSE_COLOUR, colour=c) for c in COLOURS]
-    return tuple(plays + simple + chooses)
+    # the house rules' decisions, appended so that the ids above never change (protocol v1)
+    done = [Action(ActionKind.DONE)]
+    swaps = [Action(ActionKind.SWAP, seat=seat) for seat in range(MAX_PLAYERS)]
+    return tuple(plays + simple + chooses + done + swaps)
 
 
 ACTIONS: tuple[Action, ...] = _all_actions()
-"""The whole action space, in id order: plays (card order, colour, uno), then the rest."""
+"""The whole action space, in id order: plays (card order, colour, uno), then the rest, then
+the house rules' `done` and `swap` (seat 0..9)."""
 
 _IDS: dict[Action, int] = {a: i for i, a in enumerate(ACTIONS)}
 _INTERNED: dict[Action, Action] = {a: a for a in ACTIONS}
@@ -117,9 +127,15 @@ def choose_colour(colour: Colour) -> Action:
     return intern(Action(ActionKind.CHOOSE_COLOUR, colour=colour))
 
 
+def swap(seat: int) -> Action:
+    """Swap hands with `seat` (seven_zero, after playing a 7)."""
+    return intern(Action(ActionKind.SWAP, seat=seat))
+
+
 DRAW = intern(Action(ActionKind.DRAW))
 KEEP = intern(Action(ActionKind.KEEP))
 CHALLENGE = intern(Action(ActionKind.CHALLENGE))
 ACCEPT = intern(Action(ActionKind.ACCEPT))
 CATCH = intern(Action(ActionKind.CATCH))
 PASS = intern(Action(ActionKind.PASS))
+DONE = intern(Action(ActionKind.DONE))

@@ -54,9 +54,8 @@ class ConfigError(ValueError):
 class RulesConfig:
     """All options of the official rules (RULINGS 1-24) and the house rules (25-28).
 
-    `stacking` (25) is played. The other house rules are declared so that
-    configurations naming them round-trip, but not implemented yet: enabling one
-    is refused by `validate`.
+    The house rules are off by default and combine freely: `stacking` (25),
+    `jump_in` (26), `seven_zero` (27), `multi_play` (28).
     """
 
     players: int = 4
@@ -95,9 +94,6 @@ class RulesConfig:
         for name in ("target_score", "max_turns_per_hand", "max_hands_per_match"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name}: must be >= 1")
-        for name in HOUSE_RULES:
-            if getattr(self, name) and name not in PLAYED_HOUSE_RULES:
-                raise ConfigError(f"{name}: house rule not supported yet")
 
     def to_dict(self) -> dict[str, Any]:
         """Plain values (enums as their strings), the inverse of `from_dict`."""
@@ -118,8 +114,7 @@ class RulesConfig:
 
 
 HOUSE_RULES: tuple[str, ...] = ("stacking", "jump_in", "seven_zero", "multi_play")
-PLAYED_HOUSE_RULES: frozenset[str] = frozenset({"stacking"})
-"""The house rules the rules core plays; enabling any other is refused."""
+"""The house rules' option names (RULINGS 25-28), in the order RULINGS gives them."""
 
 _FIELD_TYPES: dict[str, type] = get_type_hints(RulesConfig)
 

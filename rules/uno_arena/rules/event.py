@@ -73,13 +73,18 @@ class ColourChosen:
 
 @dataclass(frozen=True, slots=True)
 class Played:
-    """`seat` played `card`, naming `colour` for a Wild, calling UNO if `uno`."""
+    """`seat` played `card`, naming `colour` for a Wild, calling UNO if `uno`.
+
+    `jump_in` marks a card played out of turn on an identical one (RULINGS 26). With
+    `multi_play` the cards laid together are consecutive `Played` events of one seat.
+    """
 
     seat: Seat
     card: Card
     colour: Colour | None
     uno: bool
     cards_left: int
+    jump_in: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +162,32 @@ class HandShown:
 
 
 @dataclass(frozen=True, slots=True)
+class Swapped:
+    """Seven-0: `seat`, who played a 7, swapped hands with `other` (RULINGS 27)."""
+
+    seat: Seat
+    other: Seat
+
+
+@dataclass(frozen=True, slots=True)
+class HandsPassed:
+    """Seven-0: a 0 made every hand pass one seat in `direction` (RULINGS 27)."""
+
+    direction: int
+
+
+@dataclass(frozen=True, slots=True)
+class Received:
+    """After a swap or a pass, `seat` holds the `count` cards `giver` held; `cards` (sorted,
+    so they say nothing of when `giver` got them) is None for everyone but `seat`."""
+
+    seat: Seat
+    giver: Seat
+    count: int
+    cards: tuple[Card, ...] | None
+
+
+@dataclass(frozen=True, slots=True)
 class Reshuffled:
     """The discards under the top card became the new draw pile (RULINGS 16)."""
 
@@ -213,6 +244,9 @@ Event = (
     | Accepted
     | Challenged
     | HandShown
+    | Swapped
+    | HandsPassed
+    | Received
     | Reshuffled
     | HandEnded
     | HandStarted
@@ -222,7 +256,7 @@ Event = (
 
 def seen_by(event: Event, seat: Seat) -> Event:
     """The version of `event` that `seat` may see: private cards of others hidden."""
-    if isinstance(event, (Dealt, Drew)):
+    if isinstance(event, (Dealt, Drew, Received)):
         return event if event.seat == seat or event.cards is None else replace(event, cards=None)
     if isinstance(event, HandShown):
         return event if event.to == seat or event.cards is None else replace(event, cards=None)

@@ -17,6 +17,21 @@ seat at a time:
   stack draws the whole total. A first card is nobody's play: it is not
   stacked on (RULINGS 8, 10). A stacking card that ends the hand makes the
   next player draw the whole total (RULINGS 21): nobody plays after it.
+- A play is whole before anything follows it: with `multi_play` (RULINGS 28)
+  the player lays more cards of the same number or symbol in phase LAY, or is
+  done; with `seven_zero` (27) a 7 then asks whom to swap with (phase SWAP, once
+  per 7 laid) and a 0 passes the hands. Then UNO is judged (the catch window),
+  then the cards' effects apply in order.
+- Phase LAY follows every play in a turn (or a stack) with `multi_play`, even
+  when the player holds no card to add: other seats must not learn that they
+  do (RULINGS 29). Likewise a jump-in window asks every other seat, holder or
+  not, but only while a copy of the card may be in someone's hand.
+- Jump-in (RULINGS 26): once a play's effects have applied, before the next
+  player begins their turn (or decides on a stacked penalty), every other seat
+  is offered, in turn order from the player after the one who played, to play
+  an identical card. The first to do so plays as if it were their turn; play
+  continues from them. No window after a Wild, nor after a Draw Two without
+  `stacking` (its penalty is paid at once), nor while a challenge is pending.
 """
 
 from __future__ import annotations
@@ -43,13 +58,16 @@ from uno_arena.rules.event import (
     HandEnd,
     HandEnded,
     HandShown,
+    HandsPassed,
     Kept,
     Played,
+    Received,
     Reshuffled,
     Seat,
     Shuffled,
     ShuffleReason,
     Skipped,
+    Swapped,
 )
 
 
@@ -63,6 +81,9 @@ class Phase(enum.StrEnum):
     CHALLENGE = "challenge"  # challenge or accept a Wild Draw Four (or, with stacking, stack one)
     OVER = "over"
     STACK = "stack"  # stacking: play a Draw Two on the Draw Two, or accept (draw the penalty)
+    JUMP_IN = "jump_in"  # jump_in: play a card identical to the top card out of turn, or pass
+    LAY = "lay"  # multi_play: lay another card of the same number or symbol, or be done
+    SWAP = "swap"  # seven_zero: choose whom to swap hands with after playing a 7
 
 
 class DeckError(ValueError):
@@ -90,18 +111,24 @@ class Hand:
         "drawn",
         "events",
         "first_event",
+        "jump_queue",
+        "laid",
         "max_turns",
         "penalty",
         "pending",
         "phase",
         "players",
         "result",
+        "resume_phase",
+        "resume_seat",
         "rng",
         "shown",
         "stalled_turns",
+        "swaps",
         "to_move",
         "turn_seat",
         "turns",
+        "uno_called",
         "wild_draw_four_guilty",
         "wild_draw_four_seat",
     )
@@ -125,6 +152,12 @@ class Hand:
         self.wild_draw_four_seat: Seat = -1  # who played the Wild Draw Four being decided
         self.wild_draw_four_guilty = False
         self.penalty = 0  # cards the next player must draw for the Draw Twos / Wild Draw Fours played
+        self.laid = 0  # cards laid by the current play (more than one only with multi_play)
+        self.uno_called = False  # whether the current play called UNO (with any card it laid)
+        self.swaps = 0  # swaps still owed in SWAP: one per 7 laid
+        self.jump_queue: list[Seat] = []  # seats still to be offered a jump-in, in JUMP_IN
+        self.resume_seat: Seat = 0  # after a jump-in window nobody took: who moves next,
+        self.resume_phase = Phase.TURN  # and in which phase (TURN, or STACK on a stacked penalty)
         self.turns = 0
         self.max_turns = config.max_turns_per_hand
         self.stalled_turns = 0  # turns in a row begun with nothing left to draw (RULINGS 24)
@@ -169,6 +202,7 @@ class Hand:
         twin.draw_pile = list(self.draw_pile)
         twin.discards = list(self.discards)
         twin.catch_queue = list(self.catch_queue)
+        twin.jump_queue = list(self.jump_queue)
         twin.shown = list(self.shown)
         twin.actions = list(self.actions)
         return twin
@@ -324,7 +358,7 @@ def apply(hand: Hand, action: Action) -> None:
 
 
 def _apply_play(hand: Hand, action: Action) -> None:
-    seat, card = hand.to_move, action.card
+    seat, card, phase = hand.to_move, action.card, hand.phase
     assert card is not None
     held = hand.cards[seat]
     held.remove(card)
@@ -332,8 +366,16 @@ def _apply_play(hand: Hand, action: Action) -> None:
     hand.discards.append(card)
     hand.colour = card.colour or action.colour
     hand.drawn = None
-    hand.turn_seat = seat  # a stacking play comes from the seat hit, not the one whose turn it was
-    hand.events.append(Played(seat, card, action.colour, action.uno, len(held)))
+    hand.turn_seat = seat  # a stacking or jump-in play comes from a seat whose turn it was not
+    if phase is Phase.LAY:
+        hand.laid += 1
+        hand.uno_called = hand.uno_called or action.uno
+    else:
+        hand.laid, hand.uno_called = 1, action.uno
+    jumped = phase is Phase.JUMP_IN
+    if jumped:
+        hand.jump_queue = []
+    hand.events.append(Played(seat, card, action.colour, action.uno, len(held), jumped))
     if card.rank is Rank.WILD_DRAW_FOUR:
         hand.wild_draw_four_seat = seat
         hand.wild_draw_four_guilty = any(c.colour is previous_colour for c in held)
@@ -342,10 +384,63 @@ def _apply_play(hand: Hand, action: Action) -> None:
         hand.penalty += 2
     if not held:
         _go_out(hand, seat, card)
-    elif len(held) == 1 and not action.uno:
+    elif hand.config.multi_play and phase in _LAYING and not card.is_wild:
+        hand.phase = Phase.LAY  # even with nothing to add: others must not learn that (RULINGS 29)
+    else:
+        _finish_play(hand, seat, card)
+
+
+_LAYING = (Phase.TURN, Phase.STACK, Phase.LAY)
+"""Where a play may be followed by more cards (multi_play): not after a draw (RULINGS 13) nor a jump-in."""
+
+
+def _apply_done(hand: Hand, action: Action) -> None:
+    _finish_play(hand, hand.to_move, hand.discards[-1])
+
+
+def _finish_play(hand: Hand, seat: Seat, card: Card) -> None:
+    """The play is whole: Seven-0's swaps (a decision each) and passes, then UNO is judged."""
+    if hand.config.seven_zero:
+        if card.rank is Rank.SEVEN:
+            hand.swaps = hand.laid
+            hand.phase = Phase.SWAP
+            return
+        if card.rank is Rank.ZERO:
+            for _ in range(hand.laid):
+                _pass_hands(hand)
+    _judge_uno(hand, seat, card)
+
+
+def _judge_uno(hand: Hand, seat: Seat, card: Card) -> None:
+    """RULINGS 19 on the hand as the whole play left it (after any swap or pass, RULINGS 27, 28)."""
+    if len(hand.cards[seat]) == 1 and not hand.uno_called:
         _open_catch_window(hand, seat, card)
     else:
         _resolve(hand, seat, card)
+
+
+def _apply_swap(hand: Hand, action: Action) -> None:
+    seat, other = hand.to_move, action.seat
+    assert other is not None
+    cards = hand.cards
+    cards[seat], cards[other] = cards[other], cards[seat]
+    hand.events.append(Swapped(seat, other))
+    hand.events.append(Received(seat, other, len(cards[seat]), tuple(sorted(cards[seat]))))
+    hand.events.append(Received(other, seat, len(cards[other]), tuple(sorted(cards[other]))))
+    hand.swaps -= 1
+    if not hand.swaps:
+        _judge_uno(hand, seat, hand.discards[-1])
+
+
+def _pass_hands(hand: Hand) -> None:
+    """RULINGS 27: every hand moves one seat in the direction of play."""
+    before = hand.cards
+    givers = [hand.next_seat(seat, -1) for seat in range(hand.players)]
+    hand.cards = [before[giver] for giver in givers]
+    hand.events.append(HandsPassed(hand.direction))
+    for seat, giver in enumerate(givers):
+        held = hand.cards[seat]
+        hand.events.append(Received(seat, giver, len(held), tuple(sorted(held))))
 
 
 def _open_catch_window(hand: Hand, seat: Seat, card: Card) -> None:
@@ -356,33 +451,63 @@ def _open_catch_window(hand: Hand, seat: Seat, card: Card) -> None:
 
 
 def _resolve(hand: Hand, seat: Seat, card: Card) -> None:
-    """The effect of `card`, just played by `seat` (RULINGS 14, 15)."""
+    """The effect of the `hand.laid` cards like `card` just played by `seat`, each in turn
+    (RULINGS 14, 15, 28): two Skips skip two players, two Reverses cancel."""
     if card in _NO_EFFECT:  # the common case, kept short
-        _begin_turn(hand, (seat + hand.direction) % hand.players)
+        _next(hand, seat, (seat + hand.direction) % hand.players, Phase.TURN)
         return
     rank = card.rank
     if rank is Rank.REVERSE:
-        hand.direction = -hand.direction
-        hand.events.append(DirectionChanged(hand.direction))
-        if hand.players == 2:
+        for _ in range(hand.laid):
+            hand.direction = -hand.direction
+            hand.events.append(DirectionChanged(hand.direction))
+        if hand.players == 2 and hand.laid % 2:
             hand.events.append(Skipped(hand.next_seat(seat)))
-            _begin_turn(hand, seat)
+            _next(hand, seat, seat, Phase.TURN)
         else:
-            _begin_turn(hand, hand.next_seat(seat))
+            _next(hand, seat, hand.next_seat(seat), Phase.TURN)
     elif rank is Rank.WILD_DRAW_FOUR:
         hand.phase = Phase.CHALLENGE
         hand.to_move = hand.next_seat(seat)
     elif rank is Rank.DRAW_TWO:
         target = hand.next_seat(seat)
         if hand.config.stacking:
-            hand.phase = Phase.STACK
-            hand.to_move = target
+            _next(hand, seat, target, Phase.STACK)
         else:
             _draw_penalty(hand, target, "draw_two")
             hand.events.append(Skipped(target))
-            _begin_turn(hand, hand.next_seat(target))
+            _begin_turn(hand, hand.next_seat(target))  # no jump-in on a paid Draw Two (RULINGS 26)
+    else:  # Skip
+        target = hand.next_seat(seat)
+        for _ in range(hand.laid):
+            hand.events.append(Skipped(target))
+            target = hand.next_seat(target)
+        _next(hand, seat, target, Phase.TURN)
+
+
+def _next(hand: Hand, played_by: Seat, seat: Seat, phase: Phase) -> None:
+    """`seat` moves next in `phase` (TURN, or STACK on a stacked penalty), after a jump-in
+    window if one opens (RULINGS 26)."""
+    if hand.config.jump_in and _jumpable(hand):
+        hand.resume_seat, hand.resume_phase = seat, phase
+        hand.jump_queue = [hand.next_seat(played_by, k) for k in range(hand.players - 1, 0, -1)]
+        hand.phase = Phase.JUMP_IN
+        hand.to_move = hand.jump_queue.pop()
+    elif phase is Phase.STACK:
+        hand.phase = Phase.STACK
+        hand.to_move = seat
     else:
-        _effect_on(hand, hand.next_seat(seat), card)
+        _begin_turn(hand, seat)
+
+
+def _jumpable(hand: Hand) -> bool:
+    """Whether someone may hold a copy of the top card, judged on public cards only (two of each
+    card but the 0s; those in the discards since the last reshuffle are out of reach)."""
+    top = hand.discards[-1]
+    if top.is_wild:
+        return False
+    copies = 1 if top.rank is Rank.ZERO else 2
+    return hand.discards.count(top) < copies
 
 
 def _go_out(hand: Hand, seat: Seat, card: Card) -> None:
@@ -454,11 +579,26 @@ def _apply_catch(hand: Hand, action: Action) -> None:
 
 
 def _apply_pass(hand: Hand, action: Action) -> None:
+    if hand.phase is Phase.JUMP_IN:  # no event: a pass says nothing others should learn
+        if hand.jump_queue:
+            hand.to_move = hand.jump_queue.pop()
+        else:
+            _next_after_window(hand)
+        return
     hand.events.append(CatchPassed(hand.to_move))
     if hand.catch_queue:
         hand.to_move = hand.catch_queue.pop()
     else:
         _close_catch_window(hand)
+
+
+def _next_after_window(hand: Hand) -> None:
+    """Nobody jumped in: the player who was next moves."""
+    if hand.resume_phase is Phase.STACK:
+        hand.phase = Phase.STACK
+        hand.to_move = hand.resume_seat
+    else:
+        _begin_turn(hand, hand.resume_seat)
 
 
 def _close_catch_window(hand: Hand) -> None:
@@ -517,4 +657,6 @@ _HANDLERS = {
     ActionKind.ACCEPT: _apply_accept,
     ActionKind.CHALLENGE: _apply_challenge,
     ActionKind.CHOOSE_COLOUR: _apply_choose_colour,
+    ActionKind.DONE: _apply_done,
+    ActionKind.SWAP: _apply_swap,
 }

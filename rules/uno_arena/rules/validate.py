@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from uno_arena.rules.action import Action, ActionKind, InvalidActionError, intern
+from uno_arena.rules.card import Rank
 from uno_arena.rules.event import Seat
 from uno_arena.rules.hand import Hand, Phase, apply
 from uno_arena.rules.legal import legal_actions
@@ -48,6 +49,19 @@ class CannotStackError(IllegalActionError):
     (RULINGS 25): they never mix, and nothing else is played on a pending penalty."""
 
 
+class NotIdenticalError(IllegalActionError):
+    """Only a card identical to the top card (same colour, same number or symbol) may jump in
+    (RULINGS 26)."""
+
+
+class NotSameRankError(IllegalActionError):
+    """Cards laid together share their number or symbol (RULINGS 28)."""
+
+
+class SwapSeatError(IllegalActionError):
+    """A 7's swap names another seat at the table (RULINGS 27)."""
+
+
 _DECISIONS: dict[Phase, frozenset[ActionKind]] = {
     Phase.TURN: frozenset({ActionKind.PLAY, ActionKind.DRAW}),
     Phase.DRAWN: frozenset({ActionKind.PLAY, ActionKind.KEEP}),
@@ -55,21 +69,29 @@ _DECISIONS: dict[Phase, frozenset[ActionKind]] = {
     Phase.CHALLENGE: frozenset({ActionKind.CHALLENGE, ActionKind.ACCEPT}),
     Phase.STACK: frozenset({ActionKind.PLAY, ActionKind.ACCEPT}),
     Phase.CHOOSE_COLOUR: frozenset({ActionKind.CHOOSE_COLOUR}),
+    Phase.JUMP_IN: frozenset({ActionKind.PLAY, ActionKind.PASS}),
+    Phase.LAY: frozenset({ActionKind.PLAY, ActionKind.DONE}),
+    Phase.SWAP: frozenset({ActionKind.SWAP}),
     Phase.OVER: frozenset(),
 }
 
 
-_PLAYING = (Phase.TURN, Phase.DRAWN, Phase.STACK, Phase.CHALLENGE)  # where a card may be played
+_PLAYING = (Phase.TURN, Phase.DRAWN, Phase.STACK, Phase.CHALLENGE, Phase.JUMP_IN, Phase.LAY)
+"""Where a card may be played."""
 
 
 def canonical(hand: Hand, action: Action) -> Action:
-    """The action as the rules read it: a UNO call that leaves more than one card is dropped.
+    """The action as the rules read it: a UNO call that leaves more than one card is dropped
+    (kept with a 7 or 0 under `seven_zero`: the swap or pass decides, RULINGS 27).
 
     Raises `InvalidActionError` for an action outside the action space.
     """
     action = intern(action)
     if action.uno and len(hand.cards[hand.to_move]) != 2 and hand.phase in _PLAYING:
-        return intern(replace(action, uno=False))
+        card = action.card
+        swapping = card is not None and (card.rank is Rank.SEVEN or card.rank is Rank.ZERO)
+        if not (swapping and hand.config.seven_zero):
+            return intern(replace(action, uno=False))
     return action
 
 
@@ -97,9 +119,18 @@ def _why_illegal(hand: Hand, action: Action) -> IllegalActionError:
     if action.kind not in expected:
         names = ", ".join(sorted(k.value for k in expected))
         return WrongDecisionError(f"{action} does not answer {hand.phase.value}: expected {names}")
+    if hand.phase is Phase.SWAP:
+        return SwapSeatError(
+            f"{action}: swap with another of seats 0-{hand.players - 1}, not seat {action.seat}"
+        )
     card = action.card
     if card is None or card not in hand.cards[hand.to_move]:
         return CardNotHeldError(f"{action}: {card} is not in the hand")
+    if hand.phase is Phase.JUMP_IN:
+        return NotIdenticalError(f"{action}: only a card identical to {hand.top} may jump in (or pass)")
+    if hand.phase is Phase.LAY:
+        return NotSameRankError(f"{action}: cards laid together share the top card's "
+                                f"{hand.top.rank.value} (or done)")  # fmt: skip
     if hand.phase is Phase.DRAWN:
         return NotDrawnCardError(f"{action}: only the drawn card {hand.drawn} may be played")
     if hand.phase is Phase.STACK:
@@ -119,7 +150,10 @@ __all__ = [
     "IllegalActionError",
     "InvalidActionError",
     "NotDrawnCardError",
+    "NotIdenticalError",
+    "NotSameRankError",
     "NotYourTurnError",
+    "SwapSeatError",
     "WrongDecisionError",
     "canonical",
     "play",

@@ -21,6 +21,8 @@ class ActionKind(enum.StrEnum):
     CATCH = "catch"
     PASS = "pass"
     CHOOSE_COLOUR = "choose_colour"
+    DONE = "done"  # multi_play: lay no more cards with this play
+    SWAP = "swap"  # seven_zero: swap hands with `Action.seat`
 
 
 _KINDS: dict[int, ActionKind] = members(pb.ActionKind.DESCRIPTOR, ActionKind)  # number -> kind
@@ -36,6 +38,7 @@ class Action:
     colour: Colour | None  # the colour named (Wild plays, choose_colour)
     uno: bool  # UNO is called with this play
     text: str
+    seat: int | None = None  # the seat a swap exchanges hands with (SWAP only)
 
     def __str__(self) -> str:
         return self.text
@@ -58,7 +61,8 @@ def action_from(message: pb.Action) -> Action:
     if action is None:
         card = card_from(message.card) if message.HasField("card") else None
         kind, colour = _KINDS[message.kind], colour_of(message.colour)
-        action = interned(Action(message.id, kind, card, colour, message.uno, message.text))
+        seat = message.seat if message.HasField("seat") else None
+        action = interned(Action(message.id, kind, card, colour, message.uno, message.text, seat))
     return action
 
 
@@ -135,6 +139,15 @@ class LegalActions(Sequence[Action]):
     def pass_(self) -> Action | None:
         return self._one(ActionKind.PASS)
 
+    @property
+    def done(self) -> Action | None:
+        """multi_play: lay no more cards (phase LAY)."""
+        return self._one(ActionKind.DONE)
+
+    def swaps(self) -> list[Action]:
+        """seven_zero: the seats you may swap hands with (phase SWAP), by seat."""
+        return [a for a in self._actions if a.kind is ActionKind.SWAP]
+
     def colour_choices(self) -> list[Action]:
         """Naming the colour of a first-card Wild."""
         return [a for a in self._actions if a.kind is ActionKind.CHOOSE_COLOUR]
@@ -146,8 +159,9 @@ class LegalActions(Sequence[Action]):
         raise KeyError(f"action id {action_id} is not legal here; legal ids: {[a.id for a in self._actions]}")
 
     def safe_default(self) -> Action:
-        """What the server itself would apply for a missed decision: draw, keep, accept, pass."""
-        for action in (self.draw, self.keep, self.accept, self.pass_):
+        """What the server itself would apply for a missed decision: draw, keep, accept, pass,
+        done; otherwise the first legal action (a first-card colour, a swap)."""
+        for action in (self.draw, self.keep, self.accept, self.pass_, self.done):
             if action is not None:
                 return action
         return self._actions[0]

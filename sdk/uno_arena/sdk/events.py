@@ -40,6 +40,9 @@ class EventKind(enum.StrEnum):
     RESHUFFLED = "reshuffled"
     HAND_ENDED = "hand_ended"
     MATCH_ENDED = "match_ended"
+    SWAPPED = "swapped"  # seven_zero: `seat` swapped hands with `fields["other"]`
+    HANDS_PASSED = "hands_passed"  # seven_zero: every hand moved one seat in `fields["direction"]`
+    RECEIVED = "received"  # seven_zero: `seat` now holds the `count` cards `fields["giver"]` held
 
 
 class HandEnd(enum.StrEnum):

@@ -61,7 +61,7 @@ CARDS: tuple[Card, ...] = tuple(_card_view(face) for face in rules.FACES)
 
 ACTIONS: tuple[Action, ...] = tuple(
     interned_action(Action(a.id, _KIND[a.kind], None if a.card is None else CARDS[a.card.index],
-                           COLOUR[a.colour], a.uno, str(a)))
+                           COLOUR[a.colour], a.uno, str(a), a.seat))
     for a in rules.ACTIONS
 )  # fmt: skip
 """The view of each action, by `id`."""

@@ -22,6 +22,9 @@ class Phase(enum.StrEnum):
     CHALLENGE = "challenge"
     OVER = "over"
     STACK = "stack"  # stacking house rule: a Draw Two hit you; stack a Draw Two or accept
+    JUMP_IN = "jump_in"  # jump_in house rule: play a card identical to the top card out of turn, or pass
+    LAY = "lay"  # multi_play house rule: lay another card of the top card's number or symbol, or done
+    SWAP = "swap"  # seven_zero house rule: you played a 7; choose whom to swap hands with
 
 
 PHASES: dict[int, Phase] = members(pb.Phase.DESCRIPTOR, Phase)  # number -> member

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from uno_arena.rules import (
     ACCEPT,
+    DONE,
     DRAW,
     KEEP,
     PASS,
@@ -49,7 +50,7 @@ from uno_arena.v1 import game_pb2 as pb
 log = logging.getLogger(__name__)
 
 UNKNOWN_REQUEST = -2  # answer() sentinel: the bot answered a request id we never sent
-_DEFAULTS = (DRAW, KEEP, ACCEPT, PASS)
+_DEFAULTS = (DRAW, KEEP, ACCEPT, PASS, DONE)
 ASKED_KEPT = 1024  # requests per match a BotError may still quote (the connection keeps as many answered)
 
 

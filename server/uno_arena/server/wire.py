@@ -95,6 +95,8 @@ def action(value: Action) -> pb.Action:
         message.card.CopyFrom(card(value.card))
     if value.colour is not None:
         message.colour = COLOURS[value.colour]
+    if value.seat is not None:
+        message.seat = value.seat
     return message
 
 

@@ -119,6 +119,16 @@ CASES: tuple[Case, ...] = (
         policy="eeer",
         full=100,
     ),
+    # RULINGS 26-28 with 25: jump-ins, cards laid together, 7 swaps and 0 passes, all four at once
+    Case(
+        "five_players_house_rules",
+        RulesConfig(
+            players=5, stacking=True, jump_in=True, seven_zero=True, multi_play=True, target_score=100
+        ),
+        seed=2,
+        policy="eeeer",
+        full=100,
+    ),
 )
 
 
