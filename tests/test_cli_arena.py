@@ -136,7 +136,7 @@ def test_bot_play_and_the_arena_load_nothing_of_the_platform(
         (["no_such_file.py:Bot"], "Invalid value for BOT: no such file: no_such_file.py"),
         ([f"{GREEDY}x"], "Invalid value for BOT: no GreedyBotx in uno_arena.sdk.examples.greedy_bot"),
         (["greedy"], "Invalid value for BOT: expected path/to/file.py:ClassName or package.module:ClassName"),
-        ([GREEDY, "--rules", "jump_in"], "--rules: jump_in: house rule not supported yet"),
+        ([GREEDY, "--rules", "jump_in=maybe"], "--rules: jump_in: expected bool, got 'maybe'"),
         ([GREEDY, "--rules", "bogus=1"], "--rules: bogus: unknown rules option (known: players,"),
         ([GREEDY, "--rules", "scoring=most"], "--rules: scoring: 'most' is not one of"),
         ([GREEDY, "--rules", "players=3"], "--rules: players: set by --seats"),
@@ -152,6 +152,31 @@ def test_bad_bots_rules_and_seats_are_clear_errors(
     assert done.returncode == 2, done.stdout + done.stderr
     assert says in " ".join(done.stderr.split()), done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_bot_play_plays_every_house_rule(tmp_path: Path, no_redis_env: dict[str, str]) -> None:
+    """RULINGS 25-28 through `bot play`: the example bots play them without an error, and the replay
+    says which rules were played and shows their events."""
+    folder = tmp_path / "replays"
+    rules = "stacking,jump_in,seven_zero,multi_play,target_score=150"
+    done = run(["bot", "play", STRONG, GREEDY, RANDOM, "--seats", "4", "--matches", "2", "--seed", "8",
+                "--rules", rules, "--replay", str(folder)], no_redis_env, tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = table_rows(done.stdout)
+    assert sorted(rows) == ["GreedyBot", "RandomBot", "StrongBot"], done.stdout
+    assert all(row[4] == row[5] == "0" for row in rows.values())  # no exceptions, no timeouts
+    title = " ".join(done.stdout.split())
+    assert ("2 matches at 4 seats, rules {'target_score': 150, 'stacking': True, 'jump_in': True, "
+            "'seven_zero': True, 'multi_play': True}") in title  # fmt: skip
+    for path in sorted(folder.iterdir()):
+        assert read_replay_file(path).record.totals == replayed_totals(path)
+    shown = run(["replay", str(folder / "arena-8-0.json")], no_redis_env, tmp_path).stdout
+    assert (
+        shown.splitlines()[1] == "rules: target 150; house rules: stacking, jump_in, seven_zero, multi_play"
+    )
+    for says in (" also lays card=", " jumps in with card=", " swaps hands with ", "every hand passes",
+                 " receives "):  # fmt: skip
+        assert says in shown, says
 
 
 def test_a_slow_bot_gets_timeouts_with_a_deadline(tmp_path: Path, no_redis_env: dict[str, str]) -> None:
@@ -200,7 +225,10 @@ def test_bot_play_writes_replays_that_replay_and_web_show(
         assert match.record.bots == bots and match.record.totals == replayed_totals(path)
     shown = run(["replay", str(files[1])], no_redis_env, tmp_path)
     assert shown.returncode == 0, shown.stderr
-    assert shown.stdout.startswith("arena-5-1: GreedyBot vs StrongBot#2 vs StrongBot#1, seed 6\n\nhand 1\n")
+    assert shown.stdout.startswith(
+        "arena-5-1: GreedyBot vs StrongBot#2 vs StrongBot#1, seed 6\n"
+        "rules: target 120; official rules\n\nhand 1\n"
+    )
     as_json = run(["replay", str(files[1]), "--json"], no_redis_env, tmp_path)
     assert json.loads(as_json.stdout) == json.loads(files[1].read_text())
     missing = run(["replay", str(folder / "nope.json")], no_redis_env, tmp_path)
@@ -285,3 +313,18 @@ def test_rules_are_checked_at_the_table_size_asked_for() -> None:
     assert parse_rules("hand_size=30", 2).hand_size == 30
     with pytest.raises(click.BadParameter, match="cannot be dealt to 4 players"):
         parse_rules("hand_size=30", 4)
+
+
+def test_rules_show_describes_every_option_and_house_rule() -> None:
+    from uno_arena.cli.rules_commands import OPTIONS
+    from uno_arena.rules import RulesConfig
+
+    assert list(OPTIONS) == list(RulesConfig().to_dict())  # a new option needs its line
+    shown = CliRunner().invoke(cli, ["rules", "show", "-o", "jump_in=true"], env={"COLUMNS": "200"})
+    assert shown.exit_code == 0, shown.output
+    rows = {cells[0]: cells[1:] for cells in (re.split(r"\s*│\s*", line.strip("│ ")) for line in
+                                              shown.output.splitlines()) if len(cells) == 4}  # fmt: skip
+    assert rows["jump_in"][:2] == ["True", "26"] and rows["stacking"][:2] == ["False", "25"]
+    for name, ruling in (("stacking", 25), ("jump_in", 26), ("seven_zero", 27), ("multi_play", 28)):
+        assert rows[name][1] == str(ruling) and rows[name][2].startswith("house rule: "), rows[name]
+    assert "not supported" not in shown.output

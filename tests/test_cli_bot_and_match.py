@@ -17,6 +17,7 @@ from tests.conftest import RunningServer
 from tests.sdk.runner import BackgroundBot
 from uno_arena.cli.bot_commands import load_bot_class
 from uno_arena.cli.main import cli
+from uno_arena.rules.config import HOUSE_RULES
 from uno_arena.sdk import Bot
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 
@@ -191,8 +192,9 @@ def test_match_play_picks_a_fresh_seed_and_prints_it(match_server: RunningServer
 
 
 def test_match_play_takes_rules_options(match_server: RunningServer, tmp_path: Path) -> None:
+    """Every house rule by name, with an official option; the replay file and its text say them back."""
     bots = {name: BackgroundBot(GreedyBot(), match_server.address, name, match_server.register(name))
-            for name in ("stacker-a", "stacker-b")}  # fmt: skip
+            for name in ("stacker-a", "stacker-b", "stacker-c")}  # fmt: skip
     for bot in bots.values():
         bot.wait_connected()
     env = {"UNO_ARENA_CONTROL_TOKEN": match_server.control_token}
@@ -201,12 +203,17 @@ def test_match_play_takes_rules_options(match_server: RunningServer, tmp_path: P
     try:
         refused = CliRunner().invoke(cli, [*command, "--rules", "target_score=9"], env=env)
         assert refused.exit_code == 2 and "--rules: target_score: set by --target" in refused.output
-        played = CliRunner().invoke(cli, [*command, "--rules", "stacking,hand_size=5"], env=env,
-                                    catch_exceptions=False)  # fmt: skip
+        played = CliRunner().invoke(cli, [*command, "--rules", f"{','.join(HOUSE_RULES)},hand_size=5"],
+                                    env=env, catch_exceptions=False)  # fmt: skip
     finally:
         for bot in bots.values():
             bot.stop()
     assert played.exit_code == 0, played.output
     (replay,) = tmp_path.glob("*.json")
     rules = json.loads(replay.read_text())["finished"]["rules"]
-    assert (rules["stacking"], rules["hand_size"], rules["target_score"]) == (True, 5, 40)
+    assert [rules[name] for name in HOUSE_RULES] == [True] * 4
+    assert (rules["hand_size"], rules["target_score"]) == (5, 40)
+    shown = CliRunner().invoke(cli, ["replay", str(replay)])
+    assert shown.output.splitlines()[1] == (
+        "rules: target 40; house rules: stacking, jump_in, seven_zero, multi_play; options: hand_size=5"
+    )

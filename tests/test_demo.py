@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import redis
+from click.testing import CliRunner
 
 from tests.workers.harness import REDIS_URL
+from uno_arena.cli.main import cli
 
 UNO_ARENA = Path(sys.executable).with_name("uno-arena")  # the installed console script
 
@@ -53,9 +57,30 @@ def test_demo_with_embedded_redis_from_a_folder_with_a_server_py(user_folder: Pa
     assert "web view: http" not in output and "the web view stopped with the demo" in output  # --exit
 
 
-def test_demo_with_an_external_redis_leaves_no_keys(redis_prefix: tuple[redis.Redis, str]) -> None:
+def test_demo_with_an_external_redis_and_every_house_rule_leaves_no_keys(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
     client, _ = redis_prefix
-    output = run_demo("--redis-url", REDIS_URL)
+    output = run_demo(
+        "--redis-url", REDIS_URL, "--rules", "stacking,jump_in,seven_zero,multi_play,hand_size=5"
+    )
     assert "embedded Redis" not in output and "leaderboard: demo" in output
+    said = "house rules: stacking, jump_in, seven_zero, multi_play; options: hand_size=5"
+    flat = " ".join(output.split())
+    assert f"3 matches to 60, {said}; watch at" in flat
+    assert re.search(rf"demo \(demo-\w+\) was played under {re.escape(said)}", flat), output
     leftovers = list(client.scan_iter(match="*demo-*", count=1000))
     assert leftovers == []
+
+
+@pytest.mark.parametrize(
+    ("rules", "says"),
+    [("target_score=9", "--rules: target_score: set by --target"),
+     ("players=3", "--rules: players: set by the demo's 2 seats"),
+     ("jump_in=maybe", "--rules: jump_in: expected bool, got 'maybe'")],
+)  # fmt: skip
+def test_demo_rules_are_checked_before_anything_starts(rules: str, says: str) -> None:
+    before = embedded_redis_servers()
+    result = CliRunner().invoke(cli, ["demo", "--rules", rules, "--exit"])
+    assert result.exit_code == 2 and says in " ".join(result.output.split()), result.output
+    assert embedded_redis_servers() == before  # no Redis (nor anything else) was started

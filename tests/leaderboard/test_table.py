@@ -9,6 +9,7 @@ from rich.console import Console
 from uno_arena.cli.leaderboard_commands import print_leaderboard
 from uno_arena.leaderboard.board import Pairing, Table
 from uno_arena.leaderboard.standings import Standing
+from uno_arena.rules import RulesConfig
 
 
 def _row(rank: int, bot: str) -> Standing:
@@ -28,9 +29,9 @@ TABLE = Table(
 )
 
 
-def _printed(width: int) -> str:
+def _printed(width: int, rules: RulesConfig | None = None) -> str:
     console = Console(width=width, record=True, file=io.StringIO())
-    print_leaderboard(console, TABLE, "cup")
+    print_leaderboard(console, TABLE, "cup", rules)
     return console.export_text()
 
 
@@ -45,3 +46,13 @@ def test_an_80_column_terminal_leaves_columns_out_rather_than_cutting_names() ->
     assert "strong-bot-v2" in text and "…" not in text
     assert "hands won" not in text and "0.54 [0.38-0.69]" in text
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+def test_a_tournaments_rules_are_said_above_its_standings() -> None:
+    rules = RulesConfig(players=3, jump_in=True, seven_zero=True, hand_size=5)
+    text = _printed(140, rules)
+    assert (
+        text.splitlines()[0] == "cup was played under house rules: jump_in, seven_zero; options: hand_size=5"
+    )
+    assert _printed(140, RulesConfig()).splitlines()[0] == "cup was played under official rules"
+    assert "played under" not in _printed(140)  # every tournament: no one set of rules

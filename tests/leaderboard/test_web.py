@@ -122,7 +122,7 @@ def test_the_page_in_a_browser(
     standings = dom[dom.index('id="standings"') : dom.index("</table>", dom.index('id="standings"'))]
     assert standings.index("alpha") < standings.index("beta") < standings.index("gamma")  # ranked by results
     assert 'id="head-to-head"' in dom and 'id="tournaments"' in dom and 'id="recent"' in dom
-    assert "6 / 6" in dom and "finished" in dom
+    assert "6 / 6" in dom and "finished" in dom and "official rules" in dom  # the tournament's rules column
     assert f"/match/{tournament_id}-m00000" in dom
     assert 'http-equiv="refresh" content="3"' in dom  # it reloads itself
 
@@ -154,6 +154,32 @@ def test_replay_pages_and_json(web_server: str, recorded: tuple[redis.Redis, str
     assert [row["bot"] for row in table["standings"]] == BOTS
     with pytest.raises(urllib.error.HTTPError, match="404"):
         urllib.request.urlopen(f"{web_server}/match/nope")
+
+
+def test_a_tournaments_rules_show_on_its_page_in_the_list_and_in_its_json(
+    recorded: tuple[redis.Redis, str, str],
+) -> None:
+    client, prefix, official = recorded
+    rules = {"stacking": True, "jump_in": True, "seven_zero": True, "multi_play": True, "hand_size": 5}
+    spec = spec_from_dict({"name": "house", "bots": BOTS, "seats": 3, "rules": rules})
+    house = lifecycle.create_checked(client, prefix, spec)
+    said = "house rules: stacking, jump_in, seven_zero, multi_play; options: hand_size=5"
+    with serving(create_app(client, prefix)) as url:
+        page = urllib.request.urlopen(f"{url}/tournament/{house}").read().decode()
+        assert f'<p id="rules">Rules: {said}</p>' in page
+        other = urllib.request.urlopen(f"{url}/tournament/{official}").read().decode()
+        assert '<p id="rules">Rules: official rules</p>' in other
+        overview = urllib.request.urlopen(f"{url}/").read().decode()
+        assert 'id="rules"' not in overview  # every tournament: no one set of rules
+        listed = overview[overview.index('id="tournaments"') :]
+        row = listed[listed.index(f'<a href="/tournament/{house}">') :].split("</tr>")[0]
+        assert f'<td class="name">{said}</td>' in row
+        table = json.loads(urllib.request.urlopen(f"{url}/api/leaderboard/{house}").read())
+        assert table["rules"] == {"house_rules": ["stacking", "jump_in", "seven_zero", "multi_play"],
+                                  "options": {"hand_size": 5}, "summary": said}  # fmt: skip
+        assert table["matches"] == 0 and table["standings"] == []
+        everything = json.loads(urllib.request.urlopen(f"{url}/api/leaderboard/{board.ALL}").read())
+        assert "rules" not in everything
 
 
 def test_unknown_and_malformed_ids_are_404s(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:

@@ -51,6 +51,65 @@ def test_the_text_names_every_seat_and_card() -> None:
     assert text[-1] == "target_reached: alice won; totals [30, 0]"
 
 
+RED_7 = pb.Card(colour=pb.COLOUR_RED, rank=pb.RANK_7, index=7)
+BLUE_7 = pb.Card(colour=pb.COLOUR_BLUE, rank=pb.RANK_7, index=46)
+
+
+def house_rules_match(hidden: bool) -> RecordedMatch:
+    """Three seats under every house rule: a jump-in, two 7s laid together and their swaps, a 0's pass;
+    what carol received shown, or `hidden` as another seat's view of the log holds it."""
+    received = pb.Received(seat=2, giver=0, count=2, cards=[] if hidden else [RED_0, RED_4], hidden=hidden)
+    events = [
+        pb.Event(hand_started=pb.HandStarted(number=1)),
+        pb.Event(played=pb.Played(seat=0, card=RED_4, cards_left=6)),
+        pb.Event(played=pb.Played(seat=2, card=RED_4, cards_left=5, jump_in=True)),
+        pb.Event(played=pb.Played(seat=0, card=RED_7, cards_left=5)),
+        pb.Event(played=pb.Played(seat=0, card=BLUE_7, cards_left=4)),
+        pb.Event(swapped=pb.Swapped(seat=0, other=2)),
+        pb.Event(received=pb.Received(seat=0, giver=2, count=5, hidden=True)),
+        pb.Event(received=received),
+        pb.Event(played=pb.Played(seat=1, card=RED_0, cards_left=3)),
+        pb.Event(hands_passed=pb.HandsPassed(direction=-1)),
+        pb.Event(hand_ended=pb.HandEnded(reason=pb.HAND_END_PLAYED_OUT, winner=1, points=[0, 40, 0])),
+    ]
+    rules = pb.RulesConfig(players=3, target_score=150, hand_size=5, stacking=True, jump_in=True,
+                           seven_zero=True, multi_play=True, scoring="penalty_points")  # fmt: skip
+    result = pb.MatchResult(match_id="h-m00001", bots=["alice", "bob", "carol"], winners=[1],
+                            reason=pb.MATCH_END_TARGET_REACHED, totals=[0, 40, 0],
+                            hands=[events[-1].hand_ended])  # fmt: skip
+    finished = control_pb2.FinishedMatch(result=result, seed=5, rules=rules, event_count=len(events))
+    return RecordedMatch(MatchRecord.from_finished(finished, "h", 1, "h-m00001"), finished, events, 0.0)
+
+
+def test_the_text_says_the_rules_and_every_house_rule_event() -> None:
+    text = list(lines(house_rules_match(hidden=False)))
+    assert text[:2] == [
+        "h-m00001: alice vs bob vs carol, seed 5",
+        "rules: target 150; house rules: stacking, jump_in, seven_zero, multi_play; "
+        "options: hand_size=5, scoring=penalty_points",
+    ]
+    assert text[4:13] == [
+        "  alice played card=red 4 cards_left=6",
+        "  carol jumps in with card=red 4 cards_left=5",
+        "  alice played card=red 7 cards_left=5",
+        "  alice also lays card=blue 7 cards_left=4",
+        "  alice swaps hands with carol",
+        "  alice receives 5 cards from carol: (hidden)",
+        "  carol receives 2 cards from alice: [red 0, red 4]",
+        "  bob played card=red 0 cards_left=3",
+        "  every hand passes one seat counter-clockwise (to the right)",
+    ]
+    hidden = list(lines(house_rules_match(hidden=True)))
+    assert "  carol receives 2 cards from alice: (hidden)" in hidden
+
+
+def test_the_rules_line_of_an_official_match_and_of_unreadable_rules() -> None:
+    assert list(lines(recorded()))[1] == "rules: target 500; official rules"
+    match = recorded()
+    match.finished.rules.hand_size = 60  # cannot be dealt to two seats: said, not raised
+    assert list(lines(match))[1] == "rules: unreadable (hand_size: 60 cannot be dealt to 2 players)"
+
+
 def test_the_export_holds_the_record_and_every_event() -> None:
     exported = export(recorded())
     assert exported["summary"]["bots"] == ["alice", "bob"]  # type: ignore[index]

@@ -190,3 +190,52 @@ def test_a_late_answer_costs_only_its_timeout(match_server: RunningServer) -> No
     stray = [m.fault for m in slow.of_kind("fault") if not m.fault.strikes]
     assert len(stray) == 1 and "late answer" in stray[0].detail
     slow.close()
+
+
+# what the server applies for a missed house-rule decision (None: the first legal action)
+HOUSE_DEFAULTS = {
+    pb.PHASE_LAY: pb.ACTION_KIND_DONE,
+    pb.PHASE_JUMP_IN: pb.ACTION_KIND_PASS,
+    pb.PHASE_SWAP: None,
+}
+
+
+def test_a_missed_house_rule_decision_gets_the_safe_default(match_server: RunningServer) -> None:
+    """match_host.default_action for the house rules' decisions: DONE for LAY (lay no more), PASS for
+    JUMP_IN (no jump), the first legal action (a swap, with the lowest seat) for SWAP."""
+    silent: list[bot_pb2.DecisionRequest] = []
+    fallback = eager(random.Random(4))
+
+    def mute_twice_per_phase(request: bot_pb2.DecisionRequest) -> int | None:
+        phase = request.observation.phase
+        if phase in HOUSE_DEFAULTS and sum(r.observation.phase == phase for r in silent) < 2:
+            silent.append(request)
+            return None
+        return fallback(request)
+
+    names = ["quiet", "loud1", "loud2"]
+    bots = [
+        TestBot(match_server.address, "quiet", match_server.register("quiet"), policy=mute_twice_per_phase)
+    ]
+    bots += [TestBot(match_server.address, n, match_server.register(n)) for n in names[1:]]
+    for bot in bots:
+        bot.wait_for(bot.welcomed)
+    rules = pb.RulesConfig(target_score=200, jump_in=True, seven_zero=True, multi_play=True)
+    request = control_pb2.PlayMatchRequest(match_id="house-defaults", bots=names, seed=2, rules=rules,
+                                           decision_timeout_ms=300, max_strikes=100)  # fmt: skip
+    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    quiet = [f for f in finished.faults if f.seat == 0]
+    assert [r.observation.phase for r in silent].count(pb.PHASE_SWAP) == 2
+    assert {r.observation.phase for r in silent} == set(HOUSE_DEFAULTS)
+    assert len(quiet) == len(silent) and all(f.kind == pb.FAULT_KIND_TIMEOUT for f in quiet)
+    for asked, fault in zip(silent, quiet, strict=True):
+        expected = HOUSE_DEFAULTS[asked.observation.phase]
+        applied = fault.applied
+        assert applied.id in {a.id for a in asked.legal_actions}
+        if expected is None:  # SWAP: the first legal action
+            assert applied.kind == pb.ACTION_KIND_SWAP and applied.id == asked.legal_actions[0].id
+        else:
+            assert applied.kind == expected
+    for bot in bots:
+        bot.close()

@@ -5,14 +5,22 @@ from __future__ import annotations
 import concurrent.futures
 import random
 import threading
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
 
 import grpc
 import pytest
 
 from tests.conftest import RunningServer
+from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import TestBot, eager, play_match
+from uno_arena.records.replay import read_replay_file, recorded_match, write_replay_file
 from uno_arena.rules import RulesConfig, replay_match
 from uno_arena.rules.action import action_from_id
+from uno_arena.sdk import Action, Bot, Event, EventKind, MatchInfo, Observation, Phase
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.sdk.examples.strong_bot import StrongBot
 from uno_arena.server import wire
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
@@ -72,6 +80,127 @@ def test_a_stacking_match_carries_the_stack_decision_and_its_penalty(match_serve
     assert any(a.kind == pb.ACTION_KIND_PLAY for r in challenge for a in r.legal_actions)  # a Wild Draw Four
     replayed = replay_match(RulesConfig(players=4, stacking=True, target_score=150), 8,
                             [action_from_id(a) for a in finished.actions])  # fmt: skip
+    assert replayed.result is not None and list(replayed.result.totals) == list(finished.result.totals)
+    for bot in bots:
+        bot.close()
+
+
+class Watcher(Bot):
+    """Keeps what its seat was asked (phases) and told (events) around an example bot's own choices."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seat = -1
+        self.rules: dict[str, object] = {}
+        self.phases: Counter[Phase] = Counter()
+        self.events: list[Event] = []
+
+    def on_match_start(self, match: MatchInfo) -> None:
+        self.seat, self.rules = match.seat, dict(match.rules)
+        super().on_match_start(match)
+
+    def on_events(self, match_id: str, events: Sequence[Event]) -> None:
+        self.events.extend(events)
+        super().on_events(match_id, events)
+
+    def decide(self, observation: Observation) -> Action:
+        self.phases[observation.phase] += 1
+        chosen = super().decide(observation)
+        assert isinstance(chosen, Action)  # the example bots decide synchronously
+        return chosen
+
+
+class WatchingGreedy(Watcher, GreedyBot):
+    pass
+
+
+class WatchingStrong(Watcher, StrongBot):
+    pass
+
+
+HOUSE_RULES = ("stacking", "jump_in", "seven_zero", "multi_play")
+
+
+def test_sdk_example_bots_play_a_match_with_every_house_rule(
+    match_server: RunningServer, tmp_path: Path
+) -> None:
+    """RULINGS 25-28 over the wire, with the SDK's example bots: the new decisions (JUMP_IN, LAY, SWAP)
+    are asked, the new events (Swapped, HandsPassed, Received, a jump-in Played) reach every seat, a
+    Received's cards only its receiver, and the match, its replay file and its rules core replay agree."""
+    watchers: dict[str, Watcher] = {"g0": WatchingGreedy(), "s1": WatchingStrong(), "g2": WatchingGreedy(),
+                                    "s3": WatchingStrong()}  # fmt: skip
+    bots = [BackgroundBot(bot, match_server.address, name, match_server.register(name))
+            for name, bot in watchers.items()]  # fmt: skip
+    for bot in bots:
+        bot.wait_connected()
+    rules = pb.RulesConfig(target_score=150, stacking=True, jump_in=True, seven_zero=True, multi_play=True)
+    request = control_pb2.PlayMatchRequest(match_id="house", bots=list(watchers), seed=3, rules=rules)
+    progress = play_match(match_server.address, match_server.control_token, request)
+    finished = progress[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert not finished.faults  # every decision answered in time, legally, without an error of the bots
+    assert all(getattr(finished.rules, name) for name in HOUSE_RULES)
+    for bot in bots:
+        bot.stop()
+
+    asked: Counter[Phase] = sum((w.phases for w in watchers.values()), Counter())
+    assert asked[Phase.JUMP_IN] and asked[Phase.LAY] and asked[Phase.SWAP], asked
+    for watcher in watchers.values():
+        assert all(watcher.rules[name] for name in HOUSE_RULES)
+        kinds = Counter(e.kind for e in watcher.events)
+        assert kinds[EventKind.SWAPPED] and kinds[EventKind.HANDS_PASSED], kinds
+        assert any(e.kind is EventKind.PLAYED and e.fields["jump_in"] for e in watcher.events)
+        received = [e for e in watcher.events if e.kind is EventKind.RECEIVED]
+        assert {e.seat for e in received} == set(range(4))
+        for event in received:
+            count = event.count or 0
+            if event.seat == watcher.seat:  # its own new hand, card by card
+                assert len(event.cards) == count and not event.fields["hidden"]
+            else:
+                assert event.cards == () and event.fields["hidden"]
+        laid = [(a.seat, b.seat) for a, b in zip(watcher.events, watcher.events[1:], strict=False)
+                if a.kind is b.kind is EventKind.PLAYED and a.card and b.card and a.card.kind is b.card.kind
+                and a.card.number == b.card.number and not b.fields["jump_in"]]  # fmt: skip
+        assert any(s == t for s, t in laid)  # cards laid together: one seat's consecutive plays
+
+    config = wire.rules_from(finished.rules, 4)
+    replayed = replay_match(config, 3, [action_from_id(a) for a in finished.actions])
+    assert replayed.result is not None and list(replayed.result.totals) == list(finished.result.totals)
+    log = [event for p in progress if p.WhichOneof("kind") == "log" for event in p.log.events]
+    assert log == [wire.event(e) for e in replayed.events]
+    path = write_replay_file(recorded_match(finished, log), tmp_path)
+    assert wire.rules_from(read_replay_file(path).finished.rules, 4) == config
+
+
+SEVEN_ZERO_EVENTS = {"swapped", "hands_passed", "received"}
+# each house rule alone: the decision it adds, and the seven-0 events it makes
+ALONE = {
+    "jump_in": (pb.PHASE_JUMP_IN, set[str]()),
+    "seven_zero": (pb.PHASE_SWAP, SEVEN_ZERO_EVENTS),
+    "multi_play": (pb.PHASE_LAY, set[str]()),
+}
+HOUSE_PHASES = {pb.PHASE_STACK, pb.PHASE_JUMP_IN, pb.PHASE_LAY, pb.PHASE_SWAP}
+
+
+@pytest.mark.parametrize("rule", sorted(ALONE))
+def test_each_house_rule_alone_asks_its_own_decision_only(match_server: RunningServer, rule: str) -> None:
+    names = [f"{rule}-{seat}" for seat in range(3)]
+    bots = connect(match_server, *names)
+    rules = pb.RulesConfig(target_score=100)
+    setattr(rules, rule, True)
+    request = control_pb2.PlayMatchRequest(match_id=f"alone-{rule}", bots=names, seed=5, rules=rules)
+    progress = play_match(match_server.address, match_server.control_token, request)
+    finished = progress[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED and not finished.faults
+    phase, kinds = ALONE[rule]
+    asked = {m.decision_request.observation.phase for bot in bots for m in bot.of_kind("decision_request")}
+    assert asked & HOUSE_PHASES == {phase}
+    log = [event for p in progress if p.WhichOneof("kind") == "log" for event in p.log.events]
+    assert {e.WhichOneof("kind") for e in log} & SEVEN_ZERO_EVENTS == kinds
+    assert any(e.played.jump_in for e in log) == (rule == "jump_in")
+    replayed = replay_match(
+        wire.rules_from(finished.rules, 3), 5, [action_from_id(a) for a in finished.actions]
+    )
     assert replayed.result is not None and list(replayed.result.totals) == list(finished.result.totals)
     for bot in bots:
         bot.close()

@@ -6,6 +6,7 @@ import concurrent.futures
 import random
 import threading
 
+import pytest
 from google.protobuf.message import Message
 
 from tests.conftest import RunningServer
@@ -15,7 +16,7 @@ from uno_arena.server import wire
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
-PRIVATE_EVENTS = ("dealt", "drew", "hand_shown")
+PRIVATE_EVENTS = ("dealt", "drew", "hand_shown", "received")
 
 
 def field_names(message: Message) -> set[str]:
@@ -36,20 +37,27 @@ def seat_in(bot: TestBot, match_id: str) -> int:
     )
 
 
-def test_clients_never_receive_other_seats_cards_the_pile_or_a_seed(match_server: RunningServer) -> None:
+@pytest.mark.parametrize(
+    "rules",
+    [pb.RulesConfig(target_score=300),
+     pb.RulesConfig(target_score=150, stacking=True, jump_in=True, seven_zero=True, multi_play=True)],
+    ids=["official", "house_rules"],
+)  # fmt: skip
+def test_clients_never_receive_other_seats_cards_the_pile_or_a_seed(
+    match_server: RunningServer, rules: pb.RulesConfig
+) -> None:
+    """With seven-0, too: a seat sees the cards it receives in a swap or a pass, never another's."""
     names = ["n0", "n1", "n2"]
     bots = [TestBot(match_server.address, n, match_server.register(n)) for n in names]
     for bot in bots:
         bot.wait_for(bot.welcomed)
-    request = control_pb2.PlayMatchRequest(
-        match_id="private", bots=names, seed=99, rules=pb.RulesConfig(target_score=300)
-    )
+    request = control_pb2.PlayMatchRequest(match_id="private", bots=names, seed=99, rules=rules)
     finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
     assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
     for bot in bots:
         bot.wait_for(lambda b=bot: bool(b.of_kind("match_finished")))
         seat = seat_in(bot, "private")
-        checked = 0
+        checked, kinds = 0, set()
         for message in bot.received:
             assert not {"seed", "draw_pile", "deck"} & field_names(message)
             kind_of_message = message.WhichOneof("kind")
@@ -62,11 +70,15 @@ def test_clients_never_receive_other_seats_cards_the_pile_or_a_seed(match_server
                     if owner != seat:
                         assert inner.hidden and not inner.cards
                         checked += 1
+                        kinds.add(kind)
+                    elif kind == "received":
+                        assert not inner.hidden and len(inner.cards) == inner.count
             if message.WhichOneof("kind") == "decision_request":
                 observation = message.decision_request.observation
                 assert observation.seat == seat
                 assert len(observation.cards) == observation.hand_sizes[seat]
         assert checked > 0  # other seats' deals and draws were seen, hidden
+        assert ("received" in kinds) == rules.seven_zero  # and with seven-0, what they received
     for bot in bots:
         bot.close()
 

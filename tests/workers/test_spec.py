@@ -29,7 +29,7 @@ GOOD = {"name": "cup", "bots": ["a", "b", "c"]}
         ({"server": "nowhere"}, "server: expected HOST:PORT"),
         ({"colour": "red"}, "colour: unknown field"),
         ({"rules": {"dealer": "sideways"}}, "rules.dealer: 'sideways' is not one of"),
-        ({"rules": {"jump_in": True}}, "rules.jump_in: house rule not supported"),
+        ({"rules": {"jump_in": "yes"}}, "rules.jump_in: expected bool, got 'yes'"),
         ({"rules": {"players": 3}}, "rules.players: set by the spec's `seats`"),
         ({"rules": {"hand_size": 40}, "seats": 3}, "rules.hand_size"),
         ({"deadlines": {"decision_ms": 0}}, "deadlines.decision_ms: must be"),
@@ -58,6 +58,17 @@ def test_toml_with_defaults_and_flag_overrides(tmp_path: Path) -> None:
     assert spec.rules.dealer.value == "rotate_left" and spec.rules.players == 2
     assert spec.deadlines.decision_ms == 500
     assert spec_from_dict(spec.to_dict()) == spec  # what Redis stores reads back the same
+
+
+def test_every_house_rule_in_a_spec_reads_back(tmp_path: Path) -> None:
+    path = tmp_path / "house.toml"
+    path.write_text('name = "house"\nbots = ["a", "b", "c"]\nseats = 3\n[rules]\nstacking = true\n'
+                    "jump_in = true\nseven_zero = true\nmulti_play = true\n")  # fmt: skip
+    spec = load_spec(path)
+    assert (spec.rules.stacking, spec.rules.jump_in, spec.rules.seven_zero, spec.rules.multi_play) == (
+        True,
+    ) * 4
+    assert spec_from_dict(spec.to_dict()) == spec
 
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:

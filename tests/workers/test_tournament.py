@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,7 +24,10 @@ from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, err
 from uno_arena.sdk import Action, Bot, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
+from uno_arena.sdk.examples.strong_bot import StrongBot
+from uno_arena.server import wire
 from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import match_queue
 
@@ -120,6 +124,57 @@ def test_small_tournament_from_spec_to_results(match_server: RunningServer, work
     log = control_pb2.EventLogChunk(events=match.events).SerializeToString()
     assert not record(match_server.redis, keys, 0, match.finished, log)
     assert_recorded_once(match_server.redis, match_server.prefix, "cup1")
+    for bot in bots:
+        bot.stop()
+
+
+def test_a_tournament_under_every_house_rule(match_server: RunningServer, workers: list[WorkerProcess],
+                                             tmp_path: Path) -> None:  # fmt: skip
+    """RULINGS 25-28 from a spec's [rules] to the recorded matches: every match is played and recorded
+    under them, and status, the leaderboard and the replays say so."""
+    bots = connect_bots(match_server, {"rand": RandomBot(3), "greedy": GreedyBot(), "strong": StrongBot()})
+    spec = tmp_path / "house.toml"
+    spec.write_text(
+        textwrap.dedent(f"""
+        name = "house"
+        bots = ["rand", "greedy", "strong"]
+        seats = 3
+        target = 100
+        seed = 2
+        server = "{match_server.address}"
+        [rules]
+        stacking = true
+        jump_in = true
+        seven_zero = true
+        multi_play = true
+        [deadlines]
+        wait_for_bots_ms = 5000
+        """)
+    )
+    said = "house rules: stacking, jump_in, seven_zero, multi_play"
+    created = invoke(match_server, "tournament", "create", str(spec), "--id", "house1")
+    assert said in created
+    invoke(match_server, "tournament", "start", "house1")
+    start_worker(match_server, workers, tmp_path)
+    wait_until(lambda: finished(match_server, "house1"), 120, "the tournament to finish")
+    client, prefix = match_server.redis, match_server.prefix
+    assert_recorded_once(client, prefix, "house1")
+    stored = load(client, prefix, "house1").spec.rules
+    assert (stored.stacking, stored.jump_in, stored.seven_zero, stored.multi_play) == (True,) * 4
+    kinds: set[str] = set()
+    recorded = match_records(client, prefix, "house1")
+    assert len(recorded) == load(client, prefix, "house1").matches >= 1
+    for summary in recorded:
+        match = load_match(client, prefix, summary.match_id)
+        assert match is not None and summary.reason_name == "target_reached"
+        assert wire.rules_from(match.finished.rules, 3) == stored  # each match was played under them
+        kinds |= {str(e.WhichOneof("kind")) for e in match.events}
+        assert not [f for f in match.finished.faults if f.kind == pb.FAULT_KIND_BOT_ERROR]
+    assert {"swapped", "hands_passed", "received"} <= kinds
+    assert said in invoke(match_server, "tournament", "status", "house1")
+    assert said in invoke(match_server, "replay", "house1-m00000")
+    table = json.loads(invoke(match_server, "leaderboard", "house1", "--json"))
+    assert table["rules"]["house_rules"] == ["stacking", "jump_in", "seven_zero", "multi_play"]
     for bot in bots:
         bot.stop()
 

@@ -30,14 +30,16 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from uno_arena.cli.leaderboard_commands import print_leaderboard
+from uno_arena.cli.rules_commands import parse_rules
 from uno_arena.leaderboard import board
-from uno_arena.records import identity
+from uno_arena.records import identity, ruleset
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import TournamentStatus, load
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import delete_prefix
 
+SEATS = 2  # a round robin of pairs: each example bot meets each other one
 EXAMPLES = {
     "random": "uno_arena.sdk.examples.random_bot:RandomBot",
     "greedy": "uno_arena.sdk.examples.greedy_bot:GreedyBot",
@@ -63,11 +65,22 @@ EXAMPLES = {
 @click.option("--web", "web_listen", default="127.0.0.1:8080", show_default=True,
               help="Where the web view listens (port 0: any free port).")  # fmt: skip
 @click.option(
+    "--rules",
+    "rules_text",
+    default="",
+    metavar="NAME[=VALUE],...",
+    help="Rules options by name, e.g. stacking,jump_in (`uno-arena rules show`; default: official).",
+)
+@click.option(
     "--exit", "exit_at_end", is_flag=True, help="Stop at once instead of serving the page until Ctrl-C."
 )
 def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: int, web_listen: str,
-         exit_at_end: bool) -> None:  # fmt: skip
+         rules_text: str, exit_at_end: bool) -> None:  # fmt: skip
     """Run a round robin of the example bots on a local server, workers and Redis, then rank them."""
+    # checked before anything starts; the spec sets the table's size and the target itself
+    rules = parse_rules(
+        rules_text, SEATS, {"players": f"the demo's {SEATS} seats", "target_score": "--target"}
+    )
     console = Console()
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` cleans up like Ctrl-C
     prefix = f"demo-{secrets.token_hex(4)}"
@@ -91,16 +104,19 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
         _wait_for_web(web_address, processes[-1])
         for _ in range(workers):
             processes.append(_spawn(["worker", *common], {"UNO_ARENA_CONTROL_TOKEN": token}))
-        spec = spec_from_dict({"name": "demo", "bots": list(EXAMPLES), "cycles": cycles, "target": target,
-                               "seed": seed, "server": address})  # fmt: skip
+        options = {k: v for k, v in rules.to_dict().items() if k not in ("players", "target_score")}
+        spec = spec_from_dict({"name": "demo", "bots": list(EXAMPLES), "seats": SEATS, "cycles": cycles,
+                               "target": target, "seed": seed, "server": address,
+                               "rules": options})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         total = lifecycle.start(client, prefix, tournament_id)
         console.print(f"server {address}, {workers} workers, bots {', '.join(EXAMPLES)}: "
-                      f"{total} matches to {target}; watch at http://{web_address}/")  # fmt: skip
+                      f"{total} matches to {target}, {ruleset.summary(spec.rules)}; "
+                      f"watch at http://{web_address}/")  # fmt: skip
         _follow(client, prefix, tournament_id, total, processes, console)
         table = board.load(client, prefix, tournament_id)
         if table is not None:
-            print_leaderboard(console, table, f"demo ({tournament_id})")
+            print_leaderboard(console, table, f"demo ({tournament_id})", spec.rules)
         if exit_at_end:  # the web view stops with everything else: no address that is dead once we exit
             console.print("the web view stopped with the demo (without --exit it serves until Ctrl-C)")
         else:

@@ -16,8 +16,10 @@ from rich.table import Table
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
 from uno_arena.leaderboard.standings import Standing
+from uno_arena.records import ruleset
 from uno_arena.records.match import match_records
-from uno_arena.records.tournament import TournamentError, check_exists
+from uno_arena.records.tournament import TournamentError, check_exists, load
+from uno_arena.rules import RulesConfig
 
 COLUMNS = tuple(f.name for f in fields(Standing))
 
@@ -47,18 +49,28 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     table = None if refresh else board.load(client, key_prefix, scope)
     if table is None:
         table = board.store(client, key_prefix, scope, match_records(client, key_prefix, tournament_id))
+    # one tournament's rules: every match of it was played under them (all tournaments may mix rules)
+    rules = load(client, key_prefix, tournament_id).spec.rules if tournament_id is not None else None
     if as_json:
-        click.echo(json.dumps(table.to_dict(), indent=1))
+        values = table.to_dict()
+        if rules is not None:
+            values["rules"] = ruleset.as_dict(rules)
+        click.echo(json.dumps(values, indent=1))
     elif as_csv:
         writer = csv.DictWriter(sys.stdout, fieldnames=COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(asdict(row) for row in table.standings)
     else:
-        print_leaderboard(Console(), table, tournament_id or "all tournaments")
+        print_leaderboard(Console(), table, tournament_id or "all tournaments", rules)
 
 
-def print_leaderboard(console: Console, table: board.Table, title: str) -> None:
+def print_leaderboard(
+    console: Console, table: board.Table, title: str, rules: RulesConfig | None = None
+) -> None:
+    """The standings and head to head; `rules`, a tournament's, are said under the heading."""
     heading = f"leaderboard: {title}, {table.matches} matches"
+    if rules is not None:
+        console.print(f"{title} was played under {ruleset.summary(rules)}", highlight=False)
     console.print(standings_table(table, heading, width=console.width))
     bots = table.bots
     h2h = Table("vs", *bots, title="head to head (row's score against column: wins, ties half)")

@@ -77,14 +77,36 @@ def rules() -> None:
     """The rules: options and in-process simulations."""
 
 
+# Each option: the ruling that names it (RULINGS.md) and what it does, as `rules show` prints it.
+OPTIONS: dict[str, tuple[int, str]] = {
+    "players": (2, "seats at the table, 2 to 10"),
+    "dealer": (3, "draw_each_hand: a dealer drawn every hand | rotate_left: drawn once, then passed left"),
+    "hand_size": (4, "cards dealt to each player"),
+    "first_wild_chooser": (9, "who names the colour of a Wild turned up first: dealer | first_player"),
+    "first_wild_draw_four": (10, "a Wild Draw Four turned up first: draw_four | reshuffle"),
+    "draw_until_playable": (13, "a player who draws keeps drawing until a card can be played"),
+    "uno_penalty": (19, "cards a player caught without calling UNO draws"),
+    "target_score": (22, "the score that ends the match"),
+    "scoring": (23, "winner_takes: the winner scores the others' cards | penalty_points: each their own"),
+    "max_turns_per_hand": (24, "turns after which a hand ends with no winner"),
+    "max_hands_per_match": (24, "hands after which the match ends: the leader wins"),
+    "stacking": (25, "house rule: a Draw Two on a Draw Two (a Wild Draw Four on one) passes the penalty on"),
+    "jump_in": (26, "house rule: a card identical to the one just played may be played out of turn"),
+    "seven_zero": (27, "house rule: a 7 swaps hands with a seat of the player's choice; a 0 passes them all"),
+    "multi_play": (28, "house rule: several cards of one number or symbol are played together"),
+}
+
+
 @rules.command("show")
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override an option.")
 def show(options: tuple[str, ...]) -> None:
-    """Print the rules configuration (defaults, or with overrides)."""
+    """Print the rules configuration (defaults, or with overrides): each option, its value, its ruling."""
     config = parse_options(options, None)
-    table = Table("option", "value", title="Rules configuration")
+    caption = "the house rules are off by default and combine freely (e.g. --rules stacking,jump_in)"
+    table = Table("option", "value", "RULINGS", "what it does", title="Rules configuration", caption=caption)
     for key, value in config.to_dict().items():
-        table.add_row(key, str(value))
+        ruling, what = OPTIONS.get(key, (0, ""))
+        table.add_row(key, str(value), str(ruling or ""), what)
     Console().print(table)
 
 

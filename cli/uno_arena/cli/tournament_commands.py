@@ -16,6 +16,7 @@ from rich.table import Table
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
+from uno_arena.records import ruleset
 from uno_arena.records import tournament as records
 from uno_arena.records.spec import SpecError, load_spec, spec_from_dict
 from uno_arena.records.tournament import (
@@ -63,7 +64,7 @@ def create(
     created = _guarded(lambda: lifecycle.create_checked(client, key_prefix, parsed, tournament_id))
     matches = load(client, key_prefix, created).matches
     click.echo(f"created {created}: {len(parsed.bots)} bots, {parsed.seats} per table, {matches} matches to "
-               f"{parsed.target}")  # fmt: skip
+               f"{parsed.target}; {ruleset.summary(parsed.rules)}")  # fmt: skip
     click.echo(f"start it with: uno-arena tournament start {created}")
 
 
@@ -121,11 +122,11 @@ def status(tournament_id: str, redis_url: str, key_prefix: str) -> None:
 def list_command(redis_url: str, key_prefix: str) -> None:
     """Every tournament under this key prefix."""
     client = connect(redis_url)
-    table = Table("id", "name", "status", "done", "matches", "bots", "seats")
+    table = Table("id", "name", "status", "done", "matches", "bots", "seats", "rules")
     for tournament_id in list_ids(client, key_prefix):
         t = load(client, key_prefix, tournament_id)
         table.add_row(t.id, t.spec.name, t.status, str(t.done), str(t.matches), str(len(t.spec.bots)),
-                      str(t.spec.seats))  # fmt: skip
+                      str(t.spec.seats), ruleset.summary(t.spec.rules))  # fmt: skip
     Console().print(table)
 
 
@@ -222,4 +223,6 @@ def _summary_table(state: records.Progress) -> Table:
         table.add_row(str(label), _waiting(state) if label is MatchState.QUEUED else str(t.states[label]))
     table.add_row("total", str(t.matches))
     table.add_row("ETA", _eta(state).removeprefix("ETA "))
+    table.add_row("target", str(t.spec.target))
+    table.add_row("rules", ruleset.summary(t.spec.rules))
     return table

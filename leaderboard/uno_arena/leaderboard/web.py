@@ -1,4 +1,4 @@
-"""The read-only web view: standings, head to head, tournament progress, recent matches and replays.
+"""The read-only web view: standings, head to head, tournament progress and rules, recent matches, replays.
 
 A small Flask app over the same Redis the workers write; pages refresh themselves. `uno-arena web
 --listen HOST:PORT` serves it on waitress (`WebServer`): a bounded pool of threads runs the app, and
@@ -27,6 +27,7 @@ from waitress.trigger import trigger
 from werkzeug.exceptions import HTTPException
 
 from uno_arena.leaderboard import board
+from uno_arena.records import ruleset
 from uno_arena.records.match import MatchRecord, RecordedMatch, load_match, match_records
 from uno_arena.records.replay import ReplayFileError, export, lines, read_replay_file, replay_path_in
 from uno_arena.records.tournament import (
@@ -35,8 +36,10 @@ from uno_arena.records.tournament import (
     exists,
     is_match_id,
     list_ids,
+    load,
     progress,
 )
+from uno_arena.rules import RulesConfig
 
 RECENT = 20
 REDIS_TIMEOUT_S = 5  # a Redis that does not answer within it makes a 503 page, not a request that hangs
@@ -87,7 +90,11 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path
     def api(scope: str) -> Response:
         if scope != board.ALL and not exists(client, prefix, scope):
             abort(404, f"no tournament {scope!r}")
-        return jsonify(board.current(client, prefix, None if scope == board.ALL else scope).to_dict())
+        values = board.current(client, prefix, None if scope == board.ALL else scope).to_dict()
+        rules = _rules(client, prefix, scope) if scope != board.ALL else None
+        if rules is not None:  # one tournament: the rules every match of it was played under
+            values["rules"] = ruleset.as_dict(rules)
+        return jsonify(values)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> HTTPException | tuple[Response, int]:
@@ -132,9 +139,11 @@ def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: 
     ids = list_ids(client, prefix)
     records = match_records(client, prefix, tournament_id)
     table = board.current(client, prefix, tournament_id, records)
+    rules = _rules(client, prefix, tournament_id) if tournament_id else None
     return render_template(
         "page.html",
         title=f"tournament {tournament_id}" if tournament_id else "all tournaments",
+        rules=ruleset.summary(rules) if rules is not None else None,
         refresh=refresh,
         table=table if table.standings else None,
         bots=table.bots,
@@ -142,6 +151,17 @@ def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: 
         recent=[_recent_row(r) for r in reversed(records[-RECENT:])],
         updated=time.strftime("%H:%M:%S"),
     )
+
+
+def _rules(client: redis.Redis, prefix: str, tournament_id: str) -> RulesConfig | None:
+    """The tournament's rules; None if it was deleted meanwhile or its record is unreadable."""
+    try:
+        return load(client, prefix, tournament_id).spec.rules
+    except TournamentError:
+        return None
+    except (ValueError, KeyError, TypeError) as error:
+        log.warning("tournament %s: unreadable record (%r); its rules are not shown", tournament_id, error)
+        return None
 
 
 def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[str, Any] | None:
@@ -154,12 +174,12 @@ def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[
     except (ValueError, KeyError, TypeError) as error:
         log.warning("tournament %s: unreadable record (%r); shown as such", tournament_id, error)
         return {"id": tournament_id, "status": "unreadable (see the web view's log)", "done": 0,
-                "matches": 0, "eta": "-", "running": 0, "queued": 0, "failed": 0}  # fmt: skip
+                "matches": 0, "eta": "-", "running": 0, "queued": 0, "failed": 0, "rules": "-"}  # fmt: skip
     t = state.tournament
     eta = f"{state.eta_s / 60:.1f} min" if state.eta_s is not None else "-"
     return {"id": t.id, "status": str(t.status), "done": t.done, "matches": t.matches, "eta": eta,
             "running": t.states[MatchState.RUNNING], "queued": t.states[MatchState.QUEUED],
-            "failed": t.states[MatchState.FAILED]}  # fmt: skip
+            "failed": t.states[MatchState.FAILED], "rules": ruleset.summary(t.spec.rules)}  # fmt: skip
 
 
 def _recent_row(record: MatchRecord) -> dict[str, Any]:

@@ -19,7 +19,9 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.json_format import MessageToDict, ParseDict, ParseError
 from google.protobuf.message import Message
 
+from uno_arena.records import ruleset
 from uno_arena.records.match import MatchRecord, RecordedMatch
+from uno_arena.rules import ConfigError
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import described, name_of
@@ -41,12 +43,16 @@ def export(match: RecordedMatch) -> dict[str, object]:
 
 
 def lines(match: RecordedMatch) -> Iterator[str]:
-    """The match as text: a heading, each hand's events and its scores, the result."""
+    """The match as text: a heading (who, the seed, the rules), each hand's events and its scores, the
+    result. Private cards show as the log holds them: a tournament's log has them all, a seat's view
+    only its own (`hidden` otherwise)."""
     summary = match.record
     bots = summary.bots
     yield f"{match.match_id}: {' vs '.join(bots)}, seed {summary.seed}"
+    yield f"rules: {_rules_line(match.finished.rules, len(bots))}"
     hand = 0
     totals = [0] * len(bots)
+    last_player: int | None = None  # the seat of the event before, if it was a play
     for event in match.events:
         kind = event.WhichOneof("kind")
         if kind is None:
@@ -60,24 +66,72 @@ def lines(match: RecordedMatch) -> Iterator[str]:
             totals = [t + p for t, p in zip(totals, event.hand_ended.points, strict=True)]
             reason = name_of(pb.HandEnd, event.hand_ended.reason)
             yield f"  hand ends ({reason}): points {list(event.hand_ended.points)}, totals {totals}"
+        elif kind == "played":
+            yield f"  {_played(event.played, last_player == event.played.seat, bots)}"
+        elif kind in _HOUSE_RULE_EVENTS:
+            yield f"  {_HOUSE_RULE_EVENTS[kind](inner, bots)}"
         else:
             yield f"  {_describe(kind, inner, bots)}"
+        last_player = event.played.seat if kind == "played" else None
     winners = ", ".join(bots[w] for w in summary.winners) or "nobody"
     yield ""
     yield f"{summary.reason_name}: {winners} won; totals {list(summary.totals)}"
 
 
-def _describe(kind: str, inner: Message, bots: tuple[str, ...]) -> str:
+def _rules_line(message: pb.RulesConfig, players: int) -> str:
+    """`target 150; house rules: stacking, jump_in`; a record's rules are checked when played, but a
+    replay file may come from anywhere: unreadable rules are said, not raised."""
+    try:
+        config = ruleset.from_message(message, players)
+    except ConfigError as error:
+        return f"unreadable ({error})"
+    return f"target {config.target_score}; {ruleset.summary(config)}"
+
+
+def _describe(kind: str, inner: Message, bots: tuple[str, ...], verb: str = "", skip: str = "") -> str:
     """`alice played card=red draw two colour=red cards_left=3`: who first (seat 0 included), then
-    every field that is set, enum values and cards by name."""
+    every field that is set (but `skip`), enum values and cards by name."""
     who = ""
     if "seat" in inner.DESCRIPTOR.fields_by_name:
-        seat = getattr(inner, "seat")  # noqa: B009 (the field exists on this event kind only)
-        who = f"{bots[seat]} " if seat < len(bots) else f"seat {seat} "
+        who = f"{_name(getattr(inner, 'seat'), bots)} "  # noqa: B009 (the field exists on this event kind only)
     parts = [
-        f"{field.name}={_show(field, value)}" for field, value in inner.ListFields() if field.name != "seat"
+        f"{field.name}={_show(field, value)}"
+        for field, value in inner.ListFields()
+        if field.name not in ("seat", skip)
     ]
-    return f"{who}{kind.replace('_', ' ')} {' '.join(parts)}".rstrip()
+    return f"{who}{verb or kind.replace('_', ' ')} {' '.join(parts)}".rstrip()
+
+
+def _name(seat: int, bots: tuple[str, ...]) -> str:
+    return bots[seat] if seat < len(bots) else f"seat {seat}"
+
+
+def _played(played: pb.Played, laid: bool, bots: tuple[str, ...]) -> str:
+    """A play; out of turn on an identical card (jump_in), or `laid` with the play before it (multi_play:
+    the same seat's consecutive plays; between two turns of a seat something else always happens)."""
+    if played.jump_in:
+        return _describe("played", played, bots, verb="jumps in with", skip="jump_in")
+    return _describe("played", played, bots, verb="also lays" if laid else "")
+
+
+def _swapped(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.Swapped)
+    return f"{_name(inner.seat, bots)} swaps hands with {_name(inner.other, bots)}"
+
+
+def _hands_passed(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.HandsPassed)
+    way = "clockwise (to the left)" if inner.direction > 0 else "counter-clockwise (to the right)"
+    return f"every hand passes one seat {way}"
+
+
+def _received(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.Received)
+    cards = f"[{', '.join(_card(c) for c in inner.cards)}]" if not inner.hidden else "(hidden)"
+    return f"{_name(inner.seat, bots)} receives {inner.count} cards from {_name(inner.giver, bots)}: {cards}"
+
+
+_HOUSE_RULE_EVENTS = {"swapped": _swapped, "hands_passed": _hands_passed, "received": _received}
 
 
 def _show(field: FieldDescriptor, value: Any) -> str:
@@ -89,12 +143,17 @@ def _show(field: FieldDescriptor, value: Any) -> str:
 def _one(field: FieldDescriptor, value: Any) -> str:
     if field.enum_type is not None:
         return described(field.enum_type, value)
-    if isinstance(value, pb.Card):  # "red draw two", "wild": its index is for lookup tables only
-        colour = name_of(pb.Colour, value.colour) if value.colour else ""
-        return f"{colour} {name_of(pb.Rank, value.rank)}".strip().replace("_", " ")
+    if isinstance(value, pb.Card):
+        return _card(value)
     if isinstance(value, Message):
         return "{" + " ".join(f"{f.name}={_show(f, v)}" for f, v in value.ListFields()) + "}"
     return str(value)
+
+
+def _card(value: pb.Card) -> str:
+    """`red draw two`, `wild`: its index is for lookup tables only."""
+    colour = name_of(pb.Colour, value.colour) if value.colour else ""
+    return f"{colour} {name_of(pb.Rank, value.rank)}".strip().replace("_", " ")
 
 
 def recorded_match(

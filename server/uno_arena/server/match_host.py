@@ -2,8 +2,9 @@
 
 A bot's fault never crashes or hangs the match. Each becomes a recorded
 `Fault` (TIMEOUT, ILLEGAL, INVALID, DISCONNECTED); the server applies the safe
-default action (draw, keep, accept, pass; the first colour for a first-card
-Wild) and counts a strike. At `max_strikes` strikes, or when a disconnected
+default action (draw, keep, accept, pass, done: no jump-in, no more cards laid;
+the first legal action otherwise: the first colour for a first-card Wild, a
+seven-0 swap with the first other seat) and counts a strike. At `max_strikes` strikes, or when a disconnected
 bot is not back within the grace period, the seat forfeits: with one seat
 left the match ends at once (MATCH_END_FORFEIT), otherwise the forfeited seat
 plays on by default actions so the others finish their match.
