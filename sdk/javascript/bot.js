@@ -104,8 +104,17 @@ function choose(request) {
   if (colourChoices.length) {
     return colourChoices.find((a) => a.colour === colourHeldMost(hand)) || colourChoices[0];
   }
-  let plays = ofKind("PLAY");
-  if (plays.some((action) => action.uno)) plays = plays.filter((action) => action.uno); // call UNO
+  // call UNO: of a card's two plays keep the calling one (with the seven_zero house rule every 7
+  // and 0 comes with the call, so keeping only calling plays would keep only the 7s and 0s)
+  const allPlays = ofKind("PLAY");
+  const sameCard = (a, b) => a.card.index === b.card.index && a.colour === b.colour;
+  const calledToo = (action) => allPlays.some((other) => other.uno && sameCard(action, other));
+  const plays = allPlays.filter((action) => action.uno || !calledToo(action));
+  const swaps = ofKind("SWAP"); // seven_zero: you played a 7; take the smallest hand
+  if (swaps.length) {
+    const sizes = request.observation.hand_sizes;
+    return swaps.reduce((best, action) => (sizes[action.seat] < sizes[best.seat] ? action : best));
+  }
   const coloured = plays.filter((action) => !isWild(action.card));
   if (coloured.length) {
     // shed the card worth the most points to the opponents, should they win the hand
@@ -118,7 +127,9 @@ function choose(request) {
     return plays.find((a) => a.card.rank === wild && a.colour === colour) || plays[0];
   }
   // the safe default: draw on a turn, keep after drawing, accept a Wild Draw Four, let an UNO go
-  return [...ofKind("DRAW"), ...ofKind("KEEP"), ...ofKind("ACCEPT"), ...ofKind("PASS")][0] || legal[0];
+  // (or a jump-in), lay no more cards
+  const safe = ["DRAW", "KEEP", "ACCEPT", "PASS", "DONE"].flatMap(ofKind);
+  return safe[0] || legal[0];
 }
 
 // ---- one connection ---------------------------------------------------------

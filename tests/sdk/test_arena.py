@@ -383,3 +383,56 @@ def test_the_example_bots_play_stacking_matches_and_stack_to_pass_a_penalty_on()
         assert outcome.config.stacking
         match = replay_match(outcome.config, outcome.seed, outcome.result.actions)
         assert match.result is not None and match.result.totals == outcome.totals
+
+
+HOUSE = RulesConfig(target_score=150, stacking=True, jump_in=True, seven_zero=True, multi_play=True)
+
+
+def test_with_every_house_rule_on_strong_beats_greedy_beats_random() -> None:
+    strong = play([StrongBot, GreedyBot], seats=2, matches=300, rules=HOUSE, seed=16, keep_matches=False)
+    assert strong.stats("StrongBot").win_low > 0.5
+    greedy = play([GreedyBot, RandomBot], seats=2, matches=60, rules=HOUSE, seed=16, keep_matches=False)
+    assert greedy.stats("GreedyBot").win_low > 0.5
+
+
+class HouseRecorder(GreedyBot):
+    """Greedy, noting each house-rule decision: (phase, what it chose, whether it could play, and
+    for a swap the size of the hand taken against the smallest other one)."""
+
+    answers: ClassVar[list[tuple[str, str, bool, tuple[int, int]]]] = []
+
+    def decide(self, observation: View) -> Action:
+        action = super().decide(observation)
+        if observation.phase in ("jump_in", "lay", "swap"):
+            sizes = observation.hand_sizes
+            smallest = min(n for seat, n in enumerate(sizes) if seat != observation.seat)
+            taken = (sizes[action.seat] if action.seat is not None else 0, smallest)
+            could_play = bool(observation.legal.plays())
+            self.answers.append((observation.phase, action.kind.value, could_play, taken))
+        return action
+
+
+def test_the_example_bots_play_every_new_decision_of_the_house_rules() -> None:
+    HouseRecorder.answers.clear()
+    rules = RulesConfig(players=4, target_score=150, stacking=True, jump_in=True, seven_zero=True,
+                        multi_play=True)  # fmt: skip
+    seen: list[MatchOutcome] = []
+    lineup = [HouseRecorder, StrongBot, RandomBot, HouseRecorder]
+    result = play(lineup, seats=4, matches=6, rules=rules, seed=26, on_match=seen.append)
+    check_tallies(result, 6)
+    answers = HouseRecorder.answers
+    assert {phase for phase, *_ in answers} == {"jump_in", "lay", "swap"}  # asked each
+    assert any(a[:2] == ("jump_in", "play") for a in answers)  # it jumped in
+    assert any(a[:2] == ("lay", "play") for a in answers)  # it laid a second card
+    for phase, kind, could_play, (taken, smallest) in answers:
+        if phase == "swap":
+            assert taken == smallest  # the smallest hand
+        else:  # jumped in, or laid more, whenever it could
+            assert (kind == "play") == could_play
+    happened: set[str] = set()
+    for outcome in seen:  # the house rules' plays are what the rules core replays
+        match = replay_match(outcome.config, outcome.seed, outcome.result.actions)
+        assert match.result is not None and match.result.totals == outcome.totals
+        happened |= {type(e).__name__ for e in match.events}
+        happened |= {"jump_in" for e in match.events if getattr(e, "jump_in", False)}
+    assert {"Swapped", "HandsPassed", "Received", "jump_in"} <= happened

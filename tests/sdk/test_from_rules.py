@@ -122,12 +122,21 @@ def test_whole_matches_give_equal_views_both_ways(players: int, seed: int) -> No
 
 
 def test_every_event_kind_is_compared() -> None:
-    """Across options that reach them all: first-card Wilds, reshuffles, challenges, catches."""
+    """Across options that reach them all: first-card Wilds, reshuffles, challenges, catches,
+    and the house rules' swaps and passed hands."""
     seen: set[EventKind] = set()
     options = [
         {"players": 3, "target_score": 400, "first_wild_chooser": "first_player"},
         {"players": 2, "target_score": 60, "draw_until_playable": True, "dealer": "rotate_left"},
         {"players": 6, "target_score": 200, "first_wild_draw_four": "reshuffle", "max_turns_per_hand": 60},
+        {
+            "players": 4,
+            "target_score": 200,
+            "stacking": True,
+            "jump_in": True,
+            "seven_zero": True,
+            "multi_play": True,
+        },
     ]
     for seed, values in enumerate(options * 2):
         kinds, _ = play_both_ways(RulesConfig.from_dict(values), seed)

@@ -6,6 +6,7 @@ install them, so CI cannot pass without the kit having played.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -129,6 +130,30 @@ def test_the_javascript_bot_plays_a_match_against_an_sdk_bot(
     winners = ", ".join(result.bots[seat] for seat in result.winners)
     totals = "-".join(str(total) for total in result.totals)
     assert ended.groups() == ("MATCH_END_TARGET_REACHED", winners, totals, "0")
+    greedy.stop()
+
+
+def test_the_javascript_bot_plays_the_house_rules_decisions_without_a_fault(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    js = NodeBot(bot_js, match_server.address, "js-house", match_server.register("js-house"))
+    node_bots.append(js)
+    token = match_server.register("greedy-house")
+    greedy = BackgroundBot(GreedyBot(), match_server.address, "greedy-house", token)
+    greedy.wait_connected()
+    js.wait_for_line(r"connected to .* as js-house")
+    rules = pb.RulesConfig(target_score=150, stacking=True, jump_in=True, seven_zero=True, multi_play=True)
+    request = control_pb2.PlayMatchRequest(match_id="js-house", bots=["js-house", "greedy-house"], seed=16,
+                                           rules=rules)  # fmt: skip
+    progress = play_match(match_server.address, match_server.control_token, request)
+    finished = progress[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED
+    assert not [fault for fault in finished.faults if fault.seat == 0]
+    log = [event for p in progress if p.HasField("log") for event in p.log.events]
+    assert any(e.HasField("swapped") and e.swapped.seat == 0 for e in log)  # it answered a swap
+    players = [e.played.seat if e.HasField("played") else None for e in log]
+    assert (0, 0) in itertools.pairwise(players)  # two plays of its in a row: it laid a second card
+    assert any(e.HasField("played") and e.played.seat == 0 and e.played.jump_in for e in log)  # it jumped in
     greedy.stop()
 
 

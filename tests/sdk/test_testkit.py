@@ -12,11 +12,11 @@ import pytest
 from uno_arena.rules import FACES, seen_by
 from uno_arena.rules import Colour as RulesColour
 from uno_arena.rules import parse_card as rules_card
-from uno_arena.rules.event import Drew, Played
+from uno_arena.rules.event import Drew, Played, Received
 from uno_arena.sdk import ActionKind, Colour, DrawReason, EventKind, Kind, Phase
 from uno_arena.sdk.events import event_from
 from uno_arena.sdk.from_rules import CARDS
-from uno_arena.sdk.testkit import card, cards, event, position
+from uno_arena.sdk.testkit import card, cards, event, match_info, position
 from uno_arena.server import wire
 
 
@@ -221,3 +221,110 @@ def test_a_stacking_position_carries_the_pending_total() -> None:
     assert [a.text for a in stack.legal] == ["play red_draw_two", "play red_draw_two uno", "accept"]
     with pytest.raises(ValueError, match="penalty 3"):
         position("red draw two", "green draw two", phase="stack", rules_options={"stacking": True}, penalty=3)
+
+
+HOUSE = {"stacking": True, "jump_in": True, "seven_zero": True, "multi_play": True}
+
+
+def test_a_jump_in_position_asks_about_the_previous_seats_play() -> None:
+    seen = position("red skip, blue 3, green 4", "red skip", phase="jump_in", players=3, seat=0,
+                    rules_options={"jump_in": True})  # fmt: skip
+    assert (seen.phase, seen.turn_seat) == (Phase.JUMP_IN, 2)
+    assert [a.text for a in seen.legal] == ["play red_skip", "pass"]
+    nothing = position("blue 3, green 4", "red skip", phase="jump_in", players=3, seat=1, turn_seat=0,
+                       rules_options={"jump_in": True})  # fmt: skip
+    assert [a.kind for a in nothing.legal] == [ActionKind.PASS]
+    stacked = position("red draw two, blue 3, green 4", "red draw two", phase="jump_in", penalty=4,
+                       rules_options={"jump_in": True, "stacking": True})  # fmt: skip
+    assert stacked.penalty == 4 and [a.text for a in stacked.legal] == ["play red_draw_two", "pass"]
+
+
+def test_a_lay_position_offers_the_cards_of_the_same_rank_and_done() -> None:
+    seen = position("blue 5, green 5, red 2", "red 5", phase="lay", rules_options={"multi_play": True})
+    assert (seen.phase, seen.turn_seat) == (Phase.LAY, 0)
+    assert [a.text for a in seen.legal] == ["play green_5", "play blue_5", "done"]
+    assert seen.legal.done is not None and seen.legal.safe_default() is seen.legal.done
+    laid = position("red 2, blue 9", "red draw two", discards="blue draw two", phase="lay", laid=2,
+                    rules_options={"multi_play": True})  # fmt: skip
+    assert (laid.penalty, [a.kind for a in laid.legal]) == (4, [ActionKind.DONE])
+
+
+def test_a_swap_position_offers_every_other_seat() -> None:
+    seen = position(
+        "red 3, blue 3", "red 7", phase="swap", players=4, seat=2, rules_options={"seven_zero": True}
+    )
+    assert seen.phase is Phase.SWAP
+    assert [a.seat for a in seen.legal.swaps()] == [0, 1, 3] and all(a.card is None for a in seen.legal)
+    twice = position("red 3, blue 3", "red 7", discards="green 7", phase="swap", swaps=2,
+                     rules_options={"seven_zero": True, "multi_play": True})  # fmt: skip
+    assert [a.text for a in twice.legal] == ["swap with seat 1"]
+
+
+def test_seven_zero_offers_every_seven_and_zero_with_the_uno_call() -> None:
+    seen = position("red 7, red 0, red 3, blue 4", "red 2", rules_options={"seven_zero": True})
+    assert [a.text for a in seen.legal.plays()] == [
+        "play red_0", "play red_0 uno", "play red_3", "play red_7", "play red_7 uno",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"phase": "jump_in"}, "jump_in: only with the jump_in house rule"),
+        ({"phase": "jump_in", "top": "wild", "colour": "red", "rules_options": HOUSE}, "after a Wild"),
+        (
+            {"phase": "jump_in", "top": "red 0", "rules_options": HOUSE},
+            "every copy of red_0 is in the discards",
+        ),
+        ({"phase": "jump_in", "turn_seat": 0, "rules_options": HOUSE}, "asked about another's play"),
+        ({"phase": "lay"}, "lay: only with the multi_play house rule"),
+        ({"phase": "lay", "laid": 2, "rules_options": HOUSE}, "the top 2 discards must all be 5 cards"),
+        ({"phase": "swap", "rules_options": HOUSE}, "the top card must be the 7 just played, not red_5"),
+        ({"phase": "swap", "top": "red 7"}, "swap: only with the seven_zero house rule"),
+        (
+            {"phase": "swap", "top": "red 7", "swaps": 2, "rules_options": HOUSE},
+            "the top 2 discards must all be 7",
+        ),
+        ({"laid": 2, "rules_options": HOUSE}, "laid 2: only in phases catch, jump_in, lay and swap"),
+        (
+            {"phase": "lay", "uno_called": True, "rules_options": HOUSE},
+            "uno_called: UNO is called with the play",
+        ),
+    ],
+)
+def test_house_rule_positions_the_rules_cannot_reach_are_refused(
+    options: dict[str, object], message: str
+) -> None:
+    base: dict[str, object] = {"hand": "red 3, blue 4", "top": "red 5", "players": 3}
+    with pytest.raises(ValueError, match=re.escape(message)):
+        position(**{**base, **options})  # type: ignore[arg-type]
+
+
+def test_the_house_rules_events_are_what_a_connected_bot_decodes() -> None:
+    red_5 = rules_card("red_5")
+    jumped = event("played", seat=2, card="red 5", cards_left=3, jump_in=True)
+    assert jumped == event_from(wire.event(Played(2, red_5, None, False, 3, True)))
+    assert event("swapped", seat=0, other=2).fields == {"seat": 0, "other": 2}
+    passed = event("hands_passed", direction=-1)
+    assert (passed.kind, passed.fields["direction"]) == (EventKind.HANDS_PASSED, -1)
+    hidden = event("received", seat=1, giver=0, count=3)
+    assert hidden == event_from(wire.event(seen_by(Received(1, 0, 3, (red_5,) * 3), 0)))
+    assert (hidden.cards, hidden.count, hidden.fields["hidden"]) == ((), 3, True)
+    mine = event("received", seat=0, giver=1, cards="red 5, blue 2")
+    assert (mine.count, [str(c) for c in mine.cards], mine.fields["giver"]) == (2, ["red_5", "blue_2"], 1)
+
+
+def test_match_info_tells_on_match_start_the_house_rules_of_a_position() -> None:
+    seen = position("red 3", "red 5", players=3, seat=1, target=200, rules_options={"jump_in": True})
+    info = match_info(seen, {"jump_in": True})
+    assert (info.match_id, info.seat, len(info.bots), info.rules["players"]) == ("test", 1, 3, 3)
+    assert (info.rules["jump_in"], info.rules["seven_zero"], info.rules["target_score"]) == (True, False, 200)
+
+
+def test_the_docs_match_info_example_runs_with_the_docs_first_bot() -> None:
+    text = DOCS.read_text()
+    names: dict[str, object] = {}
+    exec(python_block(text, "# my_bot.py"), names)
+    names.update(position=position, match_info=match_info)
+    exec(python_block(text, "bot = MyBot()"), names)
+    assert names["bot"].decide(names["seen"]).text == "play red_7 uno"  # type: ignore[attr-defined]

@@ -162,6 +162,7 @@ def test_the_typed_attributes_read_from_the_fields() -> None:
         "colour": Colour.GREEN,
         "uno": True,
         "cards_left": 1,
+        "jump_in": False,
     }
     assert played.kind == "played" and played.colour == "green"  # StrEnums: plain strings still compare
     drew = event_from(wire.event(Drew(1, 2, None, "draw_two")))

@@ -38,6 +38,9 @@ def arranged_hand(
     turns: int = 1,
     guilty: bool = False,
     penalty: int | None = None,
+    laid: int | None = None,
+    swaps: int | None = None,
+    uno_called: bool = False,
     rng: random.Random | None = None,
 ) -> Hand:
     """A hand in this position, `to_move` deciding in `phase`.
@@ -49,11 +52,22 @@ def arranged_hand(
     (`guilty`: whether it held a card of the previous colour); elsewhere `to_move` (the default).
     In DRAWN, `drawn` is the playable card just drawn, among `cards[to_move]`. In STACK (only
     with `stacking`) `turn_seat` played the Draw Two on top. `penalty` is the total the seat
-    after `turn_seat` must draw for the Draw Two or Wild Draw Four on top (in CATCH, STACK and
-    CHALLENGE; default 2 or 4, more only when stacked with `stacking`).
+    after `turn_seat` must draw for the Draw Two or Wild Draw Four on top (in CATCH, STACK,
+    CHALLENGE, JUMP_IN and LAY; default 2 or 4 per card laid, more only when stacked with
+    `stacking`).
+
+    The house rules' phases: in JUMP_IN (`jump_in`) `turn_seat` (default: the seat before
+    `to_move`) played the top card, its effect has applied, and `to_move` is asked to jump in,
+    `direction` being the one after the effect; in LAY (`multi_play`) `to_move` has just played
+    the top card; in SWAP (`seven_zero`) `to_move` has just played the 7 on top and owes `swaps`
+    swaps (default 1). `laid` is how many cards of the top card's number or symbol the play laid,
+    the top `laid` discards (default 1, or `swaps`; more only with `multi_play`), in CATCH,
+    JUMP_IN, LAY and SWAP; `uno_called` whether the play called UNO (LAY and SWAP: it is judged
+    when the play is whole).
     """
     if turn_seat is None:
-        turn_seat = (to_move - direction) % config.players if phase is Phase.STACK else to_move
+        behind = phase is Phase.STACK or phase is Phase.JUMP_IN
+        turn_seat = (to_move - direction) % config.players if behind else to_move
     _check_table(config, cards, discards, draw_pile, to_move, turn_seat, dealer, direction)
     top = discards[-1]
     if phase is Phase.CHOOSE_COLOUR:
@@ -93,6 +107,16 @@ def arranged_hand(
         raise PositionError("a hand that is over has no decision to arrange")
     if phase is not Phase.DRAWN and drawn is not None:
         raise PositionError(f"only phase drawn has a drawn card, not {phase}")
+    hand.laid = _laid(hand, laid, swaps)
+    if phase is Phase.JUMP_IN:
+        _arrange_jump_in(hand)
+    elif phase is Phase.LAY:
+        _arrange_lay(hand)
+    elif phase is Phase.SWAP:
+        _arrange_swap(hand, swaps)
+    elif swaps is not None:
+        raise PositionError(f"swaps {swaps}: only in phase swap, not {phase}")
+    _check_uno_called(hand, uno_called)
     hand.penalty = _penalty(hand, penalty)
     return hand
 
@@ -100,23 +124,122 @@ def arranged_hand(
 _PENALTY_CARDS = {Rank.DRAW_TWO: (2, 8), Rank.WILD_DRAW_FOUR: (4, 4)}  # each adds, copies in the deck
 
 
+_PENDING = (Phase.CATCH, Phase.STACK, Phase.CHALLENGE, Phase.JUMP_IN, Phase.LAY)
+"""Where a Draw Two or Wild Draw Four on top still has its penalty to pay."""
+
+
 def _penalty(hand: Hand, penalty: int | None) -> int:
-    """The pending total: the top card's own unless stacked (RULINGS 25); nothing between turns."""
-    pending = hand.phase in (Phase.CATCH, Phase.STACK, Phase.CHALLENGE) and hand.top.rank in _PENALTY_CARDS
+    """The pending total: the top cards' own unless stacked (RULINGS 25, 28); nothing between turns."""
+    pending = hand.phase in _PENDING and hand.top.rank in _PENALTY_CARDS
     if not pending:
         if penalty:
             raise PositionError(f"penalty {penalty}: nothing is pending in {hand.phase} on {hand.top}")
         return 0
     step, copies = _PENALTY_CARDS[hand.top.rank]
+    least = step * max(hand.laid, 1)  # the cards just laid; STACK and CHALLENGE come after the play
     if penalty is None:
-        return step
-    most = step * copies if hand.config.stacking else step
-    if penalty % step or not step <= penalty <= most:
+        return least
+    most = step * copies if hand.config.stacking else least
+    if penalty % step or not least <= penalty <= most:
         raise PositionError(
-            f"penalty {penalty}: {hand.top} makes it a multiple of {step} from {step} "
+            f"penalty {penalty}: {hand.top} makes it a multiple of {step} from {least} "
             f"to {most}" + ("" if hand.config.stacking else " (more only with stacking)")
         )
     return penalty
+
+
+_LAID_PHASES = (Phase.CATCH, Phase.JUMP_IN, Phase.LAY, Phase.SWAP)
+"""Where the cards laid by the play just made are still to take effect."""
+
+
+def _laid(hand: Hand, laid: int | None, swaps: int | None) -> int:
+    """How many cards the play on top laid (RULINGS 28): the top `laid` discards share its rank."""
+    if hand.phase not in _LAID_PHASES:
+        if laid is not None:
+            raise PositionError(f"laid {laid}: only in phases catch, jump_in, lay and swap, not {hand.phase}")
+        return 0
+    if laid is None:
+        laid = swaps if hand.phase is Phase.SWAP and swaps is not None else 1
+    top = hand.top
+    if laid < 1:
+        raise PositionError(f"laid {laid}: a play lays at least one card")
+    if laid > 1 and not hand.config.multi_play:
+        raise PositionError(f"laid {laid}: more than one card at once only with the multi_play house rule")
+    if laid > 1 and top.is_wild:
+        raise PositionError(f"laid {laid}: Wilds are never laid together")
+    together = hand.discards[-laid:]
+    if len(together) < laid or any(c.rank is not top.rank for c in together):
+        raise PositionError(f"laid {laid}: the top {laid} discards must all be {top.rank.value} cards, "
+                            f"not {', '.join(map(str, together))}")  # fmt: skip
+    return laid
+
+
+def _arrange_jump_in(hand: Hand) -> None:
+    """RULINGS 26: the window after `turn_seat`'s play took effect; `to_move` is asked, then
+    the seats after it up to the player; if nobody jumps in, the player due next moves."""
+    player, seat, top = hand.turn_seat, hand.to_move, hand.top
+    if not hand.config.jump_in:
+        raise PositionError("jump_in: only with the jump_in house rule")
+    if player == seat:
+        raise PositionError("jump_in: the seat to move is asked about another's play (turn_seat)")
+    if top.is_wild:
+        raise PositionError(f"jump_in: no window opens after a Wild ({top})")
+    if top.rank is Rank.DRAW_TWO and not hand.config.stacking:
+        raise PositionError("jump_in: no window opens after a Draw Two without stacking (it is paid at once)")
+    copies = 1 if top.rank is Rank.ZERO else 2
+    if hand.discards.count(top) >= copies:
+        raise PositionError(f"jump_in: every copy of {top} is in the discards: no window opens")
+    order = [hand.next_seat(player, k) for k in range(1, hand.players)]
+    hand.jump_queue = list(reversed(order[order.index(seat) + 1 :]))
+    hand.resume_seat, hand.resume_phase = _due_next(hand, player, top)
+
+
+def _due_next(hand: Hand, player: Seat, top: Card) -> tuple[Seat, Phase]:
+    """Who moves after `player`'s play of `hand.laid` cards like `top` took effect, and in which
+    phase (as `hand._resolve` leaves it; `direction` is already the one after any Reverse)."""
+    if top.rank is Rank.SKIP:
+        return hand.next_seat(player, hand.laid + 1), Phase.TURN
+    if top.rank is Rank.REVERSE and hand.players == 2 and hand.laid % 2:
+        return player, Phase.TURN
+    if top.rank is Rank.DRAW_TWO:
+        return hand.next_seat(player), Phase.STACK
+    return hand.next_seat(player), Phase.TURN
+
+
+def _arrange_lay(hand: Hand) -> None:
+    if not hand.config.multi_play:
+        raise PositionError("lay: only with the multi_play house rule")
+    if hand.to_move != hand.turn_seat:
+        raise PositionError("lay: the seat to move is the one that just played (turn_seat)")
+    if hand.top.is_wild:
+        raise PositionError(f"lay: nothing is laid with a Wild ({hand.top})")
+
+
+def _arrange_swap(hand: Hand, swaps: int | None) -> None:
+    if not hand.config.seven_zero:
+        raise PositionError("swap: only with the seven_zero house rule")
+    if hand.to_move != hand.turn_seat:
+        raise PositionError("swap: the seat to move is the one that just played the 7 (turn_seat)")
+    if hand.top.rank is not Rank.SEVEN:
+        raise PositionError(f"swap: the top card must be the 7 just played, not {hand.top}")
+    owed = 1 if swaps is None else swaps
+    if not 1 <= owed <= hand.laid:
+        raise PositionError(f"swaps {owed}: one per 7 laid, from 1 to {hand.laid}")
+    hand.swaps = owed
+
+
+def _check_uno_called(hand: Hand, uno_called: bool) -> None:
+    """A call is judged when the play is whole (LAY, SWAP); it is offered with the play that leaves
+    one card, or with any 7 or 0 under `seven_zero` (RULINGS 19, 27)."""
+    if not uno_called:
+        return
+    if hand.phase is not Phase.LAY and hand.phase is not Phase.SWAP:
+        raise PositionError(f"uno_called: only in phases lay and swap, not {hand.phase}")
+    seven_zero = hand.config.seven_zero and hand.top.rank in (Rank.SEVEN, Rank.ZERO)
+    if len(hand.cards[hand.to_move]) != 1 and not seven_zero:
+        raise PositionError(f"uno_called: UNO is called with the play that leaves one card, and seat "
+                            f"{hand.to_move} holds {len(hand.cards[hand.to_move])}")  # fmt: skip
+    hand.uno_called = True
 
 
 def _check_table(

@@ -7,9 +7,9 @@
 
 `position` sets up a real hand of the rules core in that position and observes it, so
 `legal` is exactly what the server would offer there; `event` builds one event as a bot
-receives it. Cards are named "red 3", "blue skip", "green draw two", "yellow reverse", "wild",
-"wild draw four" (or the rules' own "red_3", "wild_draw_four"), in a string separated by commas
-or as a list.
+receives it; `match_info` the `MatchInfo` of a position's match, for `on_match_start`.
+Cards are named "red 3", "blue skip", "green draw two", "yellow reverse", "wild", "wild draw
+four" (or the rules' own "red_3", "wild_draw_four"), in a string separated by commas or as a list.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from uno_arena import rules
 from uno_arena.rules.event import ShuffleReason
 from uno_arena.rules.observation import observe_hand
 from uno_arena.sdk.cards import Card, Colour
-from uno_arena.sdk.events import DrawReason, Event, EventKind
-from uno_arena.sdk.from_rules import EVENT_CLASSES, event_of, observation_of
+from uno_arena.sdk.events import DrawReason, Event, EventKind, MatchInfo
+from uno_arena.sdk.from_rules import EVENT_CLASSES, event_of, match_info_of, observation_of
 from uno_arena.sdk.observation import Observation, Phase
 
 CardName: TypeAlias = str | Card | rules.Card
@@ -113,6 +113,9 @@ def position(
     turn: int = 1,
     rules_options: Mapping[str, Any] | None = None,
     penalty: int | None = None,
+    laid: int | None = None,
+    swaps: int | None = None,
+    uno_called: bool = False,
     match_id: str = "test",
     seed: int = 0,
 ) -> Observation:
@@ -123,13 +126,21 @@ def position(
     `drawn` is given): "turn", "drawn" (`drawn`, the playable card you just drew, is added to
     your hand), "catch" (`turn_seat`, by default the seat before yours, played its next-to-last
     card without calling UNO), "challenge" (the seat before yours played the Wild Draw Four on
-    top), "choose_colour" (the first card, a Wild, is the only discard; you deal by default).
+    top), "choose_colour" (the first card, a Wild, is the only discard; you deal by default);
+    with the house rules on in `rules_options`: "stack" (stacking: the seat before yours played
+    the Draw Two on top), "jump_in" (jump_in: `turn_seat`, by default the seat before yours,
+    played the top card, its effect applied, and you may play an identical card), "lay"
+    (multi_play: you just played the top card; lay more of its number or symbol, or done),
+    "swap" (seven_zero: you just played the 7 on top; choose whom to swap hands with).
     `hand_sizes` are every seat's card counts (default: the configured hand size, one for a seat
     that may be caught); the other seats' cards are dealt at random (`seed`) from the cards not
     named. `draw_pile`: cards left to draw (default: all the rest; what that leaves over goes to
     the bottom of the discards). `rules_options`: other options of `RulesConfig` by name.
-    `penalty`: with `rules_options={"stacking": True}`, the draw total pending in "stack" or
-    "challenge" (default: the card on top alone, 2 or 4).
+    `penalty`: the draw total pending for a Draw Two or Wild Draw Four on top (default: 2 or 4
+    for each card laid; more only with `rules_options={"stacking": True}`). `laid`: with
+    multi_play, how many cards of the top card's number or symbol the play laid, the top card
+    and those under it ("catch", "jump_in", "lay", "swap"); `swaps`: the swaps still owed in
+    "swap" (one per 7 laid); `uno_called`: in "lay" or "swap", whether the play called UNO.
     """
     chosen = _phase(phase if phase is not None else ("drawn" if drawn is not None else "turn"))
     options = {"players": players, "target_score": target, **(rules_options or {})}
@@ -184,11 +195,22 @@ def position(
         drawn=card(drawn) if drawn is not None else None,
         turns=turn,
         penalty=penalty,
+        laid=laid,
+        swaps=swaps,
+        uno_called=uno_called,
     )
     totals = tuple(scores) if scores is not None else (0,) * players
     if len(totals) != players:
         raise ValueError(f"scores: one per seat, {players}, not {len(totals)}")
     return observation_of(match_id, observe_hand(hand_state, seat, totals, hand_number))
+
+
+def match_info(seen: Observation, rules_options: Mapping[str, Any] | None = None) -> MatchInfo:
+    """What `Bot.on_match_start` gets for the match `seen` (a `position`) is part of: give the
+    same `rules_options`, so that a bot reading the house rules from it sees them on."""
+    options = {"players": seen.players, "target_score": seen.target_score, **(rules_options or {})}
+    bots = [f"bot{seat}" for seat in range(seen.players)]
+    return match_info_of(seen.match_id, seen.seat, bots, rules.RulesConfig.from_dict(options), 1.0)
 
 
 def _check_copies(mine: list[rules.Card], under: list[rules.Card], top: rules.Card) -> None:
@@ -261,7 +283,7 @@ def event(kind: str | EventKind, **fields: Any) -> Event:
 
 _COUNTED = (EventKind.SHUFFLED, EventKind.RESHUFFLED)  # their `cards` is a count
 _DEFAULTS: dict[EventKind, dict[str, Any]] = {
-    EventKind.PLAYED: {"colour": None, "uno": False},
+    EventKind.PLAYED: {"colour": None, "uno": False, "jump_in": False},
     EventKind.DREW: {"reason": DrawReason.DRAW.value},
     EventKind.HAND_ENDED: {"winner": None},
 }
