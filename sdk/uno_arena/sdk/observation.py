@@ -38,8 +38,11 @@ class Observation:
     drawn card or keep it), "challenge" (a Wild Draw Four hit you: challenge,
     accept, or with stacking play a Wild Draw Four), "stack" (stacking only: a
     Draw Two hit you: play a Draw Two or accept), "catch" (someone did not call
-    UNO), "choose_colour" (a first-card Wild). `penalty` is what you draw if you
-    accept (the stacked total with stacking), 0 when nothing is pending.
+    UNO), "choose_colour" (a first-card Wild); with the other house rules,
+    "jump_in" (play a card identical to the top card out of turn, or pass),
+    "lay" (lay another card of the top card's number or symbol, or done) and
+    "swap" (you played a 7: swap hands with a seat). `penalty` is what you draw
+    if you accept (the stacked total with stacking), 0 when nothing is pending.
     """
 
     match_id: str
