@@ -3,12 +3,10 @@ Unknown and malformed ids are 404s; a tournament id an older version stored neve
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
 import struct
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 import zlib
@@ -17,11 +15,11 @@ from pathlib import Path
 
 import pytest
 import redis
-from flask import Flask
 
+from tests.leaderboard.browser import serving
 from tests.records.test_tournament_ids import create_as_an_older_version
 from uno_arena.leaderboard import board
-from uno_arena.leaderboard.web import WebServer, create_app
+from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity
 from uno_arena.records.match import record
 from uno_arena.records.spec import spec_from_dict
@@ -61,20 +59,6 @@ def recorded(redis_prefix: tuple[redis.Redis, str]) -> tuple[redis.Redis, str, s
         finished = finished_match(keys.match_id(index), match.bots)
         assert record(client, keys, index, finished, log.SerializeToString())
     return client, prefix, tournament_id
-
-
-@contextlib.contextmanager
-def serving(app: Flask) -> Iterator[str]:
-    """The app on the web view's own server (waitress), on a free port, in a thread; its base URL."""
-    server = WebServer(app, "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve, name="web-view", daemon=True)
-    thread.start()
-    try:
-        yield server.urls[0].rstrip("/")
-    finally:
-        server.stop()
-        thread.join(10)
-        assert not thread.is_alive(), "the web view did not stop"
 
 
 @pytest.fixture

@@ -1,9 +1,12 @@
-"""The read-only web view: standings, head to head, tournament progress and rules, recent matches, replays.
+"""The read-only web view: its app and its server.
 
-A small Flask app over the same Redis the workers write; pages refresh themselves. `uno-arena web
---listen HOST:PORT` serves it on waitress (`WebServer`): a bounded pool of threads runs the app, and
-connections are read by one event loop, so clients that send slowly, or never finish their headers,
-hold a connection (up to `connection_limit`, closed after `channel_timeout_s`) but never a thread.
+A Flask app over the same Redis the workers write. Its pages live in blueprints, one noun each:
+`pages` (the tournaments and the JSON API of the standings), `viewer` (a match: replay and live view),
+`live` (a running match's public events as they happen); `create_app` wires them to one `WebContext`.
+`uno-arena web --listen HOST:PORT` serves it on waitress (`WebServer`): a bounded pool of threads runs
+the app, and connections are read by one event loop, so clients that send slowly, or never finish
+their headers, hold a connection (up to `connection_limit`, closed after `channel_timeout_s`) but
+never a thread.
 
 An unknown or malformed tournament or match id is a 404; while Redis does not answer, pages are a
 503 saying so that reloads itself, and the JSON API a 503 with a JSON error.
@@ -18,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from flask import Flask, Response, abort, jsonify, render_template, request
+from flask import Flask, Response, jsonify, render_template, request
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from waitress import wasyncore
@@ -26,22 +29,9 @@ from waitress.server import create_server
 from waitress.trigger import trigger
 from werkzeug.exceptions import HTTPException
 
-from uno_arena.leaderboard import board
-from uno_arena.records import ruleset
-from uno_arena.records.match import MatchRecord, RecordedMatch, load_match, match_records
-from uno_arena.records.replay import ReplayFileError, export, lines, read_replay_file, replay_path_in
-from uno_arena.records.tournament import (
-    MatchState,
-    TournamentError,
-    exists,
-    is_match_id,
-    list_ids,
-    load,
-    progress,
-)
-from uno_arena.rules import RulesConfig
+from uno_arena.leaderboard import live, pages, viewer
+from uno_arena.leaderboard.context import WebContext
 
-RECENT = 20
 REDIS_TIMEOUT_S = 5  # a Redis that does not answer within it makes a 503 page, not a request that hangs
 log = logging.getLogger(__name__)
 
@@ -64,37 +54,11 @@ def redis_address(client: redis.Redis) -> str:
 def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path | None = None) -> Flask:
     """`replays`: a folder of replay files (`uno-arena bot play --replay`, `match play`), served at
     /match/<id> when Redis holds no match of that id."""
-    app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/
+    app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/, files from static/
     where = redis_address(client)
-
-    @app.get("/")
-    def overview() -> str:
-        return _page(client, prefix, None, refresh)
-
-    @app.get("/tournament/<tournament_id>")
-    def tournament(tournament_id: str) -> str:
-        if not exists(client, prefix, tournament_id):
-            abort(404, f"no tournament {tournament_id!r}")
-        return _page(client, prefix, tournament_id, refresh)
-
-    @app.get("/match/<match_id>.json")
-    def match_json(match_id: str) -> Response:
-        return jsonify(export(_match(client, prefix, match_id, replays)))
-
-    @app.get("/match/<match_id>")
-    def match(match_id: str) -> str:
-        text = "\n".join(lines(_match(client, prefix, match_id, replays)))
-        return render_template("replay.html", match_id=match_id, text=text)
-
-    @app.get("/api/leaderboard/<scope>")
-    def api(scope: str) -> Response:
-        if scope != board.ALL and not exists(client, prefix, scope):
-            abort(404, f"no tournament {scope!r}")
-        values = board.current(client, prefix, None if scope == board.ALL else scope).to_dict()
-        rules = _rules(client, prefix, scope) if scope != board.ALL else None
-        if rules is not None:  # one tournament: the rules every match of it was played under
-            values["rules"] = ruleset.as_dict(rules)
-        return jsonify(values)
+    app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
+    for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
+        app.register_blueprint(blueprint)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> HTTPException | tuple[Response, int]:
@@ -119,73 +83,6 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path
 
 def _wants_json() -> bool:
     return request.path.startswith("/api/") or request.path.endswith(".json")
-
-
-def _match(client: redis.Redis, prefix: str, match_id: str, replays: Path | None) -> RecordedMatch:
-    found = load_match(client, prefix, match_id) if is_match_id(match_id) else None
-    path = replay_path_in(replays, match_id) if found is None and replays is not None else None
-    if path is not None:
-        try:
-            found = read_replay_file(path)
-        except ReplayFileError as error:
-            log.warning("%s", error)
-            abort(404, f"the replay file of {match_id!r} is not readable")
-    if found is None:
-        abort(404, f"no recorded match {match_id!r}")
-    return found
-
-
-def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: int) -> str:
-    ids = list_ids(client, prefix)
-    records = match_records(client, prefix, tournament_id)
-    table = board.current(client, prefix, tournament_id, records)
-    rules = _rules(client, prefix, tournament_id) if tournament_id else None
-    return render_template(
-        "page.html",
-        title=f"tournament {tournament_id}" if tournament_id else "all tournaments",
-        rules=ruleset.summary(rules) if rules is not None else None,
-        refresh=refresh,
-        table=table if table.standings else None,
-        bots=table.bots,
-        tournaments=[row for t in ids if (row := _progress_row(client, prefix, t)) is not None],
-        recent=[_recent_row(r) for r in reversed(records[-RECENT:])],
-        updated=time.strftime("%H:%M:%S"),
-    )
-
-
-def _rules(client: redis.Redis, prefix: str, tournament_id: str) -> RulesConfig | None:
-    """The tournament's rules; None if it was deleted meanwhile or its record is unreadable."""
-    try:
-        return load(client, prefix, tournament_id).spec.rules
-    except TournamentError:
-        return None
-    except (ValueError, KeyError, TypeError) as error:
-        log.warning("tournament %s: unreadable record (%r); its rules are not shown", tournament_id, error)
-        return None
-
-
-def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[str, Any] | None:
-    """The tournament's row; None if it was deleted meanwhile, and a row saying so if its record is
-    unreadable (one bad record must not take the whole page down)."""
-    try:
-        state = progress(client, prefix, tournament_id)
-    except TournamentError:
-        return None
-    except (ValueError, KeyError, TypeError) as error:
-        log.warning("tournament %s: unreadable record (%r); shown as such", tournament_id, error)
-        return {"id": tournament_id, "status": "unreadable (see the web view's log)", "done": 0,
-                "matches": 0, "eta": "-", "running": 0, "queued": 0, "failed": 0, "rules": "-"}  # fmt: skip
-    t = state.tournament
-    eta = f"{state.eta_s / 60:.1f} min" if state.eta_s is not None else "-"
-    return {"id": t.id, "status": str(t.status), "done": t.done, "matches": t.matches, "eta": eta,
-            "running": t.states[MatchState.RUNNING], "queued": t.states[MatchState.QUEUED],
-            "failed": t.states[MatchState.FAILED], "rules": ruleset.summary(t.spec.rules)}  # fmt: skip
-
-
-def _recent_row(record: MatchRecord) -> dict[str, Any]:
-    winners = ", ".join(record.bots[w] for w in record.winners) or "-"
-    return {"match_id": record.match_id, "bots": record.bots, "winner": winners,
-            "totals": record.totals, "reason": record.reason_name}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,106 @@
+"""The web view's browser tests' harness: the app on its real server, and Debian's headless chromium driven
+through its chromedriver (selenium), with a screenshot of each page saved for docs/web.md.
+
+Screenshots go to `$UNO_ARENA_SCREENSHOTS` (default `build/screenshots/`, ignored by git);
+`python tests/leaderboard/browser.py --copy-to docs/images` copies the latest into the docs.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from flask import Flask
+
+from uno_arena.leaderboard.web import WebServer
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver")
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = Path(os.environ.get("UNO_ARENA_SCREENSHOTS", ROOT / "build" / "screenshots"))
+WIDE = (1280, 900)
+NARROW = (400, 900)  # the narrowest layout the pages promise (no horizontal overflow)
+
+
+@contextlib.contextmanager
+def serving(app: Flask) -> Iterator[str]:
+    """The app on the web view's own server (waitress), on a free port, in a thread; its base URL."""
+    server = WebServer(app, "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve, name="web-view", daemon=True)
+    thread.start()
+    try:
+        yield server.urls[0].rstrip("/")
+    finally:
+        server.stop()
+        thread.join(10)
+        assert not thread.is_alive(), "the web view did not stop"
+
+
+def new_browser(size: tuple[int, int] = WIDE) -> Any:
+    """A headless chromium; skips the test when chromium or its driver is not installed."""
+    if CHROMIUM is None or CHROMEDRIVER is None:
+        pytest.skip("chromium or chromedriver is not installed (.ci/run installs Debian's packages)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 f"--window-size={size[0]},{size[1]}"):  # fmt: skip
+        options.add_argument(flag)
+    # the driver given explicitly: selenium never looks for (or downloads) one
+    return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """A wide headless chromium (1280 px), closed after the test."""
+    driver = new_browser(WIDE)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+@pytest.fixture
+def narrow_browser() -> Iterator[Any]:
+    """A 400 px wide headless chromium, closed after the test."""
+    driver = new_browser(NARROW)
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def screenshot(driver: Any, name: str) -> Path:
+    """Save the page as `NAME.png` in the screenshots folder; its path."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    assert driver.save_screenshot(str(path)), f"chromium could not save {path}"
+    return path
+
+
+def horizontal_overflow(driver: Any) -> int:
+    """How many CSS pixels the page is wider than the window (0: nothing to scroll sideways)."""
+    width: int = driver.execute_script(
+        "return Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)"
+        " - document.documentElement.clientWidth;"
+    )
+    return width
+
+
+if __name__ == "__main__":  # python tests/leaderboard/browser.py --copy-to docs/images
+    if sys.argv[1:2] != ["--copy-to"] or len(sys.argv) != 3:
+        sys.exit("usage: python tests/leaderboard/browser.py --copy-to FOLDER")
+    target = Path(sys.argv[2])
+    target.mkdir(parents=True, exist_ok=True)
+    for png in sorted(SCREENSHOTS.glob("*.png")):
+        shutil.copy2(png, target / png.name)
+        print(f"{png} -> {target / png.name}")
