@@ -159,11 +159,12 @@ def test_bot_play_plays_every_house_rule(tmp_path: Path, no_redis_env: dict[str,
     says which rules were played and shows their events."""
     folder = tmp_path / "replays"
     rules = "stacking,jump_in,seven_zero,multi_play,target_score=150"
-    done = run(["bot", "play", STRONG, GREEDY, RANDOM, "--seats", "4", "--matches", "2", "--seed", "8",
+    # no RandomBot: it draws unseeded random numbers, and what the replay shows must not depend on luck
+    done = run(["bot", "play", STRONG, GREEDY, "--seats", "4", "--matches", "2", "--seed", "8",
                 "--rules", rules, "--replay", str(folder)], no_redis_env, tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     rows = table_rows(done.stdout)
-    assert sorted(rows) == ["GreedyBot", "RandomBot", "StrongBot"], done.stdout
+    assert sorted(rows) == ["GreedyBot", "StrongBot"], done.stdout
     assert all(row[4] == row[5] == "0" for row in rows.values())  # no exceptions, no timeouts
     title = " ".join(done.stdout.split())
     assert ("2 matches at 4 seats, rules {'target_score': 150, 'stacking': True, 'jump_in': True, "
@@ -189,13 +190,24 @@ def test_a_slow_bot_gets_timeouts_with_a_deadline(tmp_path: Path, no_redis_env: 
     )
     (tmp_path / "slow_bot.py").write_text(slow)
     done = run(["bot", "play", "slow_bot.py:SlowBot", GREEDY, "--matches", "1", "--deadline", "1",
-                "--rules", "target_score=50", "--seed", "3"], no_redis_env, tmp_path)  # fmt: skip
+                "--rules", "target_score=50", "--seed", "3", "--replay", "replays"], no_redis_env, tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     slow = table_rows(done.stdout)["SlowBot"]
     assert int(slow[5]) >= 1 and slow[4] == "0"  # timeouts, exceptions
     assert table_rows(done.stdout)["GreedyBot"][5] == "0"
     assert "deadline 1 s" in done.stdout
     assert "no answer within 1 s" in done.stderr  # the one log line per fault
+    # its replay file places each timeout where it happened, as the server's records do
+    shown = run(["replay", "replays/arena-3-0.json"], no_redis_env, tmp_path).stdout.splitlines()
+    faults = [
+        i
+        for i, line in enumerate(shown)
+        if line.startswith("  !! fault: SlowBot timeout (no answer within 1 s)")
+    ]
+    assert len(faults) == int(slow[5])
+    assert all(
+        shown[i + 1].startswith("  SlowBot ") and shown[i + 1].endswith("  [automatic]") for i in faults
+    )
 
 
 def replayed_totals(path: Path) -> tuple[int, ...]:
@@ -328,3 +340,20 @@ def test_rules_show_describes_every_option_and_house_rule() -> None:
     for name, ruling in (("stacking", 25), ("jump_in", 26), ("seven_zero", 27), ("multi_play", 28)):
         assert rows[name][1] == str(ruling) and rows[name][2].startswith("house rule: "), rows[name]
     assert "not supported" not in shown.output
+
+
+def test_rules_show_and_simulate_take_rules_by_name_as_bot_play_does() -> None:
+    shown = CliRunner().invoke(
+        cli, ["rules", "show", "--rules", "seven_zero,hand_size=5"], env={"COLUMNS": "200"}
+    )
+    assert shown.exit_code == 0, shown.output
+    rows = {cells[0]: cells[1:] for cells in (re.split(r"\s*│\s*", line.strip("│ ")) for line in
+                                              shown.output.splitlines()) if len(cells) == 4}  # fmt: skip
+    assert rows["seven_zero"][0] == "True" and rows["hand_size"][0] == "5" and rows["jump_in"][0] == "False"
+    played = CliRunner().invoke(
+        cli, ["rules", "simulate", "-p", "3", "-n", "2", "--rules", "multi_play,jump_in"]
+    )
+    assert played.exit_code == 0, played.output
+    assert played.output.splitlines()[0] == "rules: jump_in,multi_play"
+    refused = CliRunner().invoke(cli, ["rules", "simulate", "--rules", "players=3"])
+    assert refused.exit_code == 2 and "players: set by --players" in refused.output

@@ -63,6 +63,24 @@ def parse_rules(text: str, players: int, fixed: Mapping[str, str] | None = None)
         raise click.BadParameter(str(error), param_hint="--rules") from None
 
 
+def _with_rules(config: RulesConfig, text: str, fixed: Mapping[str, str] | None = None) -> RulesConfig:
+    """`config` with the `--rules` options applied on top (the same parser as `bot play`'s)."""
+    if not text:
+        return config
+    overridden = parse_rules(text, config.players, fixed).to_dict()
+    named = {part.partition("=")[0].strip() for part in text.split(",") if part.strip()}
+    values = {**config.to_dict(), **{k: v for k, v in overridden.items() if k in named}}
+    return RulesConfig.from_dict(values)
+
+
+def _described(config: RulesConfig) -> str:
+    """The house rules on and the options changed, in the words `bot play --rules` takes."""
+    default = RulesConfig(players=config.players).to_dict()
+    changed = [k if v is True and default[k] is False else f"{k}={v}"
+               for k, v in config.to_dict().items() if k != "players" and v != default[k]]  # fmt: skip
+    return ",".join(changed) or "the official rules"
+
+
 def _plain_value(raw: str) -> Any:
     if raw.lower() in ("true", "false"):
         return raw.lower() == "true"
@@ -97,12 +115,19 @@ OPTIONS: dict[str, tuple[int, str]] = {
 }
 
 
+RULES_HELP = (
+    "Rules options by name, as 'bot play' takes them: NAME turns a house rule on, NAME=VALUE sets any."
+)
+
+
 @rules.command("show")
+@click.option("--rules", "rules_text", default="", metavar="NAME[=V],...", help=RULES_HELP)
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override an option.")
-def show(options: tuple[str, ...]) -> None:
+def show(rules_text: str, options: tuple[str, ...]) -> None:
     """Print the rules configuration (defaults, or with overrides): each option, its value, its ruling."""
-    config = parse_options(options, None)
-    caption = "the house rules are off by default and combine freely (e.g. --rules stacking,jump_in)"
+    config = _with_rules(parse_options(options, None), rules_text)
+    caption = ("the house rules are off by default and combine freely: --rules stacking,jump_in here, "
+               "and in bot play, match play, demo; [rules] in a tournament spec")  # fmt: skip
     table = Table("option", "value", "RULINGS", "what it does", title="Rules configuration", caption=caption)
     for key, value in config.to_dict().items():
         ruling, what = OPTIONS.get(key, (0, ""))
@@ -121,12 +146,16 @@ def show(options: tuple[str, ...]) -> None:
     show_default=True,
     help="random: uniform over legal actions; eager: plays whenever it can.",
 )
+@click.option("--rules", "rules_text", default="", metavar="NAME[=V],...", help=RULES_HELP)
 @click.option(
     "-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override a rules option."
 )
-def simulate(players: int, matches: int, seed: int, policy: str, options: tuple[str, ...]) -> None:
+def simulate(
+    players: int, matches: int, seed: int, policy: str, rules_text: str, options: tuple[str, ...]
+) -> None:
     """Play MATCHES whole matches between random in-process players and summarise them."""
-    config = parse_options(options, players)
+    config = _with_rules(parse_options(options, players), rules_text, {"players": "--players"})
+    Console().print(f"rules: {_described(config)}")
     results: list[MatchResult] = []
     started = time.perf_counter()
     columns = (TextColumn("matches"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
