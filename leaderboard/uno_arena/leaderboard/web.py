@@ -99,6 +99,7 @@ class WebServer:
 
     def __init__(self, app: Flask, host: str, port: int, limits: ServerLimits = ServerLimits()) -> None:
         self.limits = limits
+        live.limit_streams(app, limits.threads)  # live streams leave threads for the pages
         self._sockets: dict[int, Any] = {}  # waitress's socket map: the listeners and every connection
         self._server = create_server(
             app,

@@ -13,6 +13,9 @@ Outages are waited out rather than counted as failures: Redis (every write,
 for up to `redis_wait_s`) and the match server (`server_wait_s`: a server
 that is down, restarting or aborted the match as it shut down is waited for,
 then asked again for the same match id).
+
+While it plays, the job also follows the match's public events into its live
+feed for the web view (`workers.live`); that never delays or fails the match.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ import redis
 from rq import get_current_job
 
 from uno_arena.leaderboard import board
+from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import is_recorded, record
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
@@ -48,6 +52,7 @@ from uno_arena.rules import ConfigError
 from uno_arena.server import wire
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.workers.live import Follower
 from uno_arena.workers.outage import patiently
 from uno_arena.workers.settings import WorkerSettings
 
@@ -56,6 +61,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 FIRST_SERVER_PAUSE_S = 0.5
 LONGEST_SERVER_PAUSE_S = 5.0
+END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the result is recorded by then
 
 
 class MatchFailed(RuntimeError):
@@ -92,20 +98,39 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
     if not waiting(lease.take, "taking its lease"):
         log.info("%s match %d: another worker is playing it", tournament_id, index)
         return "played by another worker"
+    feed = LiveFeed(client, keys, index, match.bots)
+    follower = Follower(feed, tournament.spec.server, settings.control_token)
     with lease.kept():
+        follower.start()
         try:
-            finished, log_bytes = _play(keys, index, match, tournament.spec, settings)
-        except MatchFailed as error:
-            retrying = bool(job.retries_left)
-            due = time.time() + job.get_retry_interval() if retrying else None
-            reason = f"{error}{' (will retry)' if retrying else ''}"
-            waiting(lambda: _mark_failed(client, keys, index, reason, due), "recording why it failed")
-            raise
-        new = waiting(lambda: record(client, keys, index, finished, log_bytes), "recording the result")
+            try:
+                finished, log_bytes = _play(keys, index, match, tournament.spec, settings)
+            except MatchFailed as error:
+                retrying = bool(job.retries_left)
+                due = time.time() + job.get_retry_interval() if retrying else None
+                reason = f"{error}{' (will retry)' if retrying else ''}"
+                waiting(lambda: _mark_failed(client, keys, index, reason, due), "recording why it failed")
+                follower.close()
+                _end_feed(feed, recorded=False, reason=reason)
+                raise
+            new = waiting(lambda: record(client, keys, index, finished, log_bytes), "recording the result")
+            follower.close()  # after recording: following never delays the record
+            _end_feed(feed, recorded=True)
+        finally:
+            follower.close()
     waiting(lambda: board.refresh(client, prefix, tournament_id), "refreshing the leaderboard")
     outcome = "recorded" if new else "already recorded"
     log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
     return outcome
+
+
+def _end_feed(feed: LiveFeed, recorded: bool, reason: str = "") -> None:
+    """End the match's live feed; if Redis is away, its entries expire by themselves (records.live)."""
+    try:
+        patiently(lambda: feed.end(recorded, reason), f"{feed.match_id}: ending its live feed",
+                  END_FEED_WAIT_S)  # fmt: skip
+    except redis.RedisError as error:
+        log.warning("%s: cannot end its live feed: %s", feed.match_id, error)
 
 
 def _mark_failed(client: redis.Redis, keys: Keys, index: int, reason: str, due: float | None) -> None:

@@ -1,0 +1,184 @@
+"""Following a match's public events while the job plays it: the server's Spectate stream into the match's
+live feed in Redis (`uno_arena.records.live`), which the web view pushes to browsers.
+
+Two threads per match: a reader, because a gRPC stream is a blocking iterator, and a writer, which
+writes what arrived at most every `FLUSH_S` (a burst of quick decisions is one entry, and a slow Redis
+never holds the reader). Nothing here can fail or slow the match: the job's PlayMatch call does not wait
+for them, and their errors are logged, never raised. The reader asks again while the match is not
+running yet (NOT_FOUND: its bots are being waited for) or the server is away (UNAVAILABLE); a server that
+restarted plays the match again from its first event, which the reader tells from a reconnection by
+comparing what it is sent again with what it wrote, and then starts the feed over.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+
+import grpc
+import redis
+
+from uno_arena.records.live import LiveFeed
+from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import game_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+FLUSH_S = 0.05  # at most one write per this long: the stream's entries per second are bounded
+POLL_S = 0.1  # asking again for a match that is not running yet
+LONGEST_PAUSE_S = 1.0  # the longest pause between asks while the server is away
+FINISH_GRACE_S = 2.0  # how long `close` waits for the last events of a match that ended
+RETRIED = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE})
+
+
+class Follower:
+    """Follows one match's Spectate stream into its `LiveFeed`, from `start` until `close`."""
+
+    def __init__(self, feed: LiveFeed, server: str, control_token: str) -> None:
+        self.feed, self.server = feed, server
+        self._metadata = [("authorization", f"Bearer {control_token}")]
+        self._finishing = threading.Event()  # the match ended or failed: read to the stream's end, then stop
+        self._cancel = threading.Event()  # the reader stops now
+        self._abandon = threading.Event()  # the writer stops now, leaving what it could not write
+        self._changed = threading.Condition()  # guards what follows; notified when there is work to write
+        self._seen: list[pb.Event] = []  # the match's events as received, to tell a restart from a resend
+        self._pending: list[pb.Event] = []  # received, not written yet
+        self._start_due = True  # a `start` entry goes first: at the beginning and after a restart
+        self._reading = True
+        self._call: grpc.Future[object] | None = None
+        self.written = 0  # events written (after the last start)
+        self._reader = threading.Thread(target=self._read, name=f"spectate-{feed.match_id}", daemon=True)
+        self._writer = threading.Thread(target=self._write, name=f"live-{feed.match_id}", daemon=True)
+        self._closed = False
+
+    def start(self) -> None:
+        self._reader.start()
+        self._writer.start()
+
+    def close(self, grace_s: float = FINISH_GRACE_S) -> None:
+        """Stop following: a match that just ended has its last events read (the stream ends by itself
+        right after the match) and written, for up to `grace_s`; then both threads stop. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        deadline = time.monotonic() + grace_s
+        self._finishing.set()
+        if self._reader.is_alive():
+            self._reader.join(grace_s)
+            self._cancel.set()
+            with self._changed:
+                call = self._call
+            if call is not None:
+                call.cancel()
+            self._reader.join(grace_s)
+        if self._writer.is_alive():
+            self._writer.join(max(deadline - time.monotonic(), 0.1))
+        if self._writer.is_alive():  # Redis slow or away: what is left is dropped, the feed expires
+            self._abandon.set()
+            with self._changed:
+                self._changed.notify_all()
+            log.warning("%s: its last public events were not written to its live feed in time",
+                        self.feed.match_id)  # fmt: skip
+
+    # --- the reader -------------------------------------------------------
+
+    def _read(self) -> None:
+        request = control_pb2.SpectateRequest(match_id=self.feed.match_id)
+        pause = POLL_S
+        try:
+            with grpc.insecure_channel(self.server) as channel:
+                stub = control_pb2_grpc.ControlServiceStub(channel)
+                while not self._cancel.is_set():
+                    code = self._follow(stub, request)
+                    if code is not None and code not in RETRIED:
+                        return
+                    away = code == grpc.StatusCode.UNAVAILABLE  # back off; not running yet: ask again soon
+                    pause = min(pause * 2, LONGEST_PAUSE_S) if away else POLL_S
+                    if self._finishing.wait(pause):  # the match is over: nothing more will come
+                        return
+        except Exception:  # a bug of ours must not touch the match
+            log.exception("%s: following its public events failed", self.feed.match_id)
+        finally:
+            with self._changed:
+                self._reading = False
+                self._changed.notify_all()
+
+    def _follow(self, stub: control_pb2_grpc.ControlServiceStub,
+                request: control_pb2.SpectateRequest) -> grpc.StatusCode | None:  # fmt: skip
+        """Read one Spectate stream to its end: None when it ended (the match ended on that server), else
+        the status code it failed with."""
+        call = stub.Spectate(request, metadata=self._metadata)
+        with self._changed:
+            self._call = call
+        if self._cancel.is_set():
+            call.cancel()
+        position = 0  # this stream's events so far: every stream starts from the match's first event
+        try:
+            for batch in call:
+                self._received(position, batch.events)
+                position += len(batch.events)
+        except grpc.RpcError as error:
+            code: grpc.StatusCode = error.code()
+            if code == grpc.StatusCode.CANCELLED and self._cancel.is_set():
+                return code
+            if code == grpc.StatusCode.UNAVAILABLE and position:
+                log.info("%s: its Spectate stream broke (%s); asking again", self.feed.match_id,
+                         error.details())  # fmt: skip
+            elif code not in RETRIED:
+                log.warning("%s: cannot follow its public events: %s: %s", self.feed.match_id, code.name,
+                            error.details())  # fmt: skip
+            return code
+        return None
+
+    def _received(self, position: int, events: list[pb.Event]) -> None:
+        with self._changed:
+            for offset, event in enumerate(events):
+                at = position + offset
+                if at < len(self._seen):
+                    if self._seen[at] == event:
+                        continue  # sent again from the start after a reconnection: written already
+                    log.info("%s: the match started over on the server (event %d differs); its live feed "
+                             "starts over", self.feed.match_id, at)  # fmt: skip
+                    del self._seen[at:]
+                    self._pending = list(self._seen)
+                    self._start_due = True
+                self._seen.append(event)
+                self._pending.append(event)
+            self._changed.notify_all()
+
+    # --- the writer -------------------------------------------------------
+
+    def _write(self) -> None:
+        failing_since: float | None = None
+        while not self._abandon.is_set():
+            with self._changed:
+                self._changed.wait_for(lambda: self._pending or self._start_due or not self._reading
+                                       or self._abandon.is_set())  # fmt: skip
+                start, events = self._start_due, self._pending
+                self._start_due, self._pending = False, []
+                if not start and not events and not self._reading:
+                    return
+            if self._abandon.is_set():
+                return
+            try:
+                if start:
+                    self.feed.start()
+                    self.written = 0
+                self.feed.append(events)
+                self.written += len(events)
+                if failing_since is not None:
+                    log.info("%s: its live feed is written again", self.feed.match_id)
+                    failing_since = None
+            except redis.RedisError as error:
+                with self._changed:  # kept for the next try, in order (a restart meanwhile rewrites it all)
+                    if not self._start_due:
+                        self._pending, self._start_due = events + self._pending, start
+                if failing_since is None:
+                    failing_since = time.monotonic()
+                    log.warning("%s: cannot write its live feed (%s); trying again", self.feed.match_id,
+                                error)  # fmt: skip
+                self._abandon.wait(LONGEST_PAUSE_S)
+                continue
+            if self._reading:
+                self._abandon.wait(FLUSH_S)  # what arrives meanwhile goes in the next entry
