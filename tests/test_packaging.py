@@ -72,7 +72,10 @@ def test_the_package_data(wheel: zipfile.ZipFile) -> None:
     for message in ("bot", "control", "game"):
         assert {f"uno_arena/v1/{message}.proto", f"uno_arena/v1/{message}_pb2.pyi"} <= names
     templates = "uno_arena/leaderboard/templates"
-    assert {f"{templates}/page.html", f"{templates}/replay.html"} <= names
+    pages = ("index.html", "tournament.html", "bot.html", "_section.html", "match.html")
+    assert {f"{templates}/{page}" for page in pages} <= names
+    static = ("site.css", "pages.js", "viewer.js", "viewer.css")
+    assert {f"uno_arena/leaderboard/static/{name}" for name in static} <= names
 
 
 def metadata(wheel: zipfile.ZipFile) -> Message:

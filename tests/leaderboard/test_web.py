@@ -19,6 +19,7 @@ import redis
 from tests.leaderboard.browser import serving
 from tests.records.test_tournament_ids import create_as_an_older_version
 from uno_arena.leaderboard import board
+from uno_arena.leaderboard.pages import PAGE_SIZE
 from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity
 from uno_arena.records.match import record
@@ -105,17 +106,21 @@ def test_the_page_in_a_browser(
     dom = chromium("--dump-dom", f"{web_server}/").stdout.decode()
     standings = dom[dom.index('id="standings"') : dom.index("</table>", dom.index('id="standings"'))]
     assert standings.index("alpha") < standings.index("beta") < standings.index("gamma")  # ranked by results
-    assert 'id="head-to-head"' in dom and 'id="tournaments"' in dom and 'id="recent"' in dom
-    assert "6 / 6" in dom and "finished" in dom and "official rules" in dom  # the tournament's rules column
-    assert f"/match/{tournament_id}-m00000" in dom
-    assert 'http-equiv="refresh" content="3"' in dom  # it reloads itself
+    assert '<a class="bot" href="/bot/alpha">alpha</a>' in standings  # every bot name links to its page
+    assert 'id="tournaments"' in dom and "6 / 6" in dom and "finished" in dom and "official rules" in dom
+    assert "data-poll" not in dom and "pages.js" not in dom  # nothing on it can change: no polling
+    assert 'http-equiv="refresh"' not in dom  # never reloads itself
+    page = chromium("--dump-dom", f"{web_server}/tournament/{tournament_id}").stdout.decode()
+    assert 'id="head-to-head"' in page and 'id="recent"' in page and 'id="spec"' in page
+    assert f"/match/{tournament_id}-m00000" in page
+    assert "/tournament/" not in page.split("<main>")[0]  # the nav lists no tournament
 
     screenshot = tmp_path / "leaderboard.png"
     chromium(
-        f"--screenshot={screenshot}", "--window-size=1200,1000", f"{web_server}/tournament/{tournament_id}"
+        f"--screenshot={screenshot}", "--window-size=1200,1600", f"{web_server}/tournament/{tournament_id}"
     )
     width, height, ink = png_size_and_ink(screenshot)
-    assert (width, height) == (1200, 1000)
+    assert (width, height) == (1200, 1600)
     assert ink > 0.01  # the tables were drawn, not a blank page
     if TESSERACT is None:
         pytest.skip("tesseract is not installed (.ci/run installs Debian's tesseract-ocr)")
@@ -123,8 +128,9 @@ def test_the_page_in_a_browser(
     seen = subprocess.run(command, capture_output=True, timeout=120, check=True)
     text = seen.stdout.decode()
     assert "Standings" in text and "Head to head" in text
-    rows = [line for line in text.splitlines() if line.split()[:1] in (["1"], ["2"], ["3"])]
-    assert [row.split()[1] for row in rows[:3]] == BOTS, text  # the table as drawn: alpha, beta, gamma
+    lines = [line.split() for line in text.splitlines()]
+    ranked = [w[1] for w in lines if len(w) > 1 and w[0].strip(").|") in ("1", "2", "3") and w[1] in BOTS]
+    assert ranked[:3] == BOTS, text  # the table as drawn: alpha, beta, gamma
 
 
 def test_replay_pages_and_json(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:
@@ -150,9 +156,9 @@ def test_a_tournaments_rules_show_on_its_page_in_the_list_and_in_its_json(
     said = "house rules: stacking, jump_in, seven_zero, multi_play; options: hand_size=5"
     with serving(create_app(client, prefix)) as url:
         page = urllib.request.urlopen(f"{url}/tournament/{house}").read().decode()
-        assert f'<p id="rules">Rules: {said}</p>' in page
+        assert f'<dd id="rules">{said}</dd>' in page
         other = urllib.request.urlopen(f"{url}/tournament/{official}").read().decode()
-        assert '<p id="rules">Rules: official rules</p>' in other
+        assert '<dd id="rules">official rules</dd>' in other
         overview = urllib.request.urlopen(f"{url}/").read().decode()
         assert 'id="rules"' not in overview  # every tournament: no one set of rules
         listed = overview[overview.index('id="tournaments"') :]
@@ -164,6 +170,77 @@ def test_a_tournaments_rules_show_on_its_page_in_the_list_and_in_its_json(
         assert table["matches"] == 0 and table["standings"] == []
         everything = json.loads(urllib.request.urlopen(f"{url}/api/leaderboard/{board.ALL}").read())
         assert "rules" not in everything
+
+
+def test_a_tournament_page_shows_its_spec_and_its_json_its_parts(
+    web_server: str, recorded: tuple[redis.Redis, str, str]
+) -> None:
+    _, _, tournament_id = recorded
+    page = urllib.request.urlopen(f"{web_server}/tournament/{tournament_id}").read().decode()
+    spec = page[page.index('id="spec-facts"') : page.index("</dl>", page.index('id="spec-facts"'))]
+    facts = (
+        "<dd>2 per table</dd>",
+        "<dd>500 points</dd>",
+        "<dd>2 (6 matches)</dd>",
+        "<dd>1000 ms, forfeit after 3 strikes</dd>",
+        '<a class="bot" href="/bot/gamma">gamma</a>',
+    )
+    for fact in facts:
+        assert fact in spec, fact
+    assert '<dd id="status">finished</dd>' in page and "None running now." in page
+    values = json.loads(urllib.request.urlopen(f"{web_server}/api/tournament/{tournament_id}").read())
+    assert values["live"] is False and values["status"] == "finished" and values["running"] == []
+    assert values["progress"]["done"] == values["progress"]["matches"] == 6
+    assert set(values["parts"]) == {"spec", "progress", "running", "standings", "head-to-head", "recent"}
+    for name, part in values["parts"].items():  # the page holds each part as the JSON sends it
+        assert f'<section id="{name}" class="part" data-digest="{part["digest"]}">' in page
+
+
+def test_the_index_pages_tournaments_newest_first(redis_prefix: tuple[redis.Redis, str]) -> None:
+    client, prefix = redis_prefix
+    for bot in BOTS:
+        identity.register_bot(client, prefix, bot)
+    made = [lifecycle.create_checked(client, prefix, spec_from_dict({"name": f"cup{i}", "bots": BOTS}))
+            for i in range(PAGE_SIZE + 3)]  # fmt: skip
+    with serving(create_app(client, prefix)) as url:
+        first = urllib.request.urlopen(f"{url}/").read().decode()
+        assert first.count('<a href="/tournament/') == PAGE_SIZE
+        assert first.index(f'"/tournament/{made[-1]}"') < first.index(f'"/tournament/{made[-2]}"')
+        assert f'"/tournament/{made[0]}"' not in first and 'href="/?page=2"' in first
+        assert "data-poll" in first  # created tournaments may start: the page keeps up
+        second = urllib.request.urlopen(f"{url}/?page=2").read().decode()
+        assert second.count('<a href="/tournament/') == 3 and f'"/tournament/{made[0]}"' in second
+        assert "page 2 of 2 (23 tournaments, newest first)" in second
+        values = json.loads(urllib.request.urlopen(f"{url}/api/tournaments?page=2").read())
+        assert [t["id"] for t in values["tournaments"]] == made[2::-1] and values["pages"] == 2
+        assert status_of(f"{url}/?page=3")[0] == 404
+        for bad in ("0", "-1", "x", "1" * 40):
+            code, body = status_of(f"{url}/?page={bad}")
+            assert code == 400 and b"page: expected a page number from 1" in body, bad
+        code, body = status_of(f"{url}/api/tournaments?page=x")
+        assert code == 400 and json.loads(body)["error"].startswith("page: expected")
+
+
+def test_bot_pages_exist_for_bots_that_played_or_are_registered(
+    web_server: str, recorded: tuple[redis.Redis, str, str]
+) -> None:
+    client, prefix, _ = recorded
+    page = urllib.request.urlopen(f"{web_server}/bot/alpha").read().decode()
+    assert page.count('class="point"') >= 4  # a dot per match on the chart (the legend has one more)
+    values = json.loads(urllib.request.urlopen(f"{web_server}/api/bot/alpha").read())
+    assert len(values["rating"]) == 4 and [o["opponent"] for o in values["opponents"]] == ["beta", "gamma"]
+    assert values["opponents"][0] == {"opponent": "beta", "tables": 2, "score": 1.0,
+                                      "low": values["opponents"][0]["low"], "high": 1.0}  # fmt: skip
+    assert values["faults"] == {"timeout": 0, "illegal": 0, "invalid": 0, "disconnected": 0, "bot_error": 0,
+                                "forfeits": 0}  # fmt: skip
+    identity.register_bot(client, prefix, "newcomer")
+    fresh = urllib.request.urlopen(f"{web_server}/bot/newcomer").read().decode()
+    assert "none recorded yet" in fresh and "<svg" not in fresh
+    for name in ("nobody", "bad:name", "x" * 64, "%2e%2e"):
+        code, body = status_of(f"{web_server}/bot/{name}")
+        assert code == 404 and b"no bot" in body, name
+    code, body = status_of(f"{web_server}/api/bot/nobody")
+    assert (code, json.loads(body)) == (404, {"error": "no bot 'nobody'"})
 
 
 def test_unknown_and_malformed_ids_are_404s(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:

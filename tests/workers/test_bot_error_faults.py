@@ -68,8 +68,9 @@ def test_a_raising_bots_errors_reach_the_leaderboards_fault_column(
     api = web.get(f"/api/leaderboard/{tournament_id}").get_json()
     assert {row["bot"]: row["bot_errors"] for row in api["standings"]} == recorded
     page = web.get(f"/tournament/{tournament_id}").get_data(as_text=True)
-    assert "<th>bot errors</th><th>forfeits</th>" in page
-    flaky_row = page[page.index('<td class="name">flaky</td>') :].split("</tr>")[0]
-    assert f"<td>{errors}</td><td>0</td>" in flaky_row  # bot errors, then forfeits
+    assert "faults t/i/d/e/f" in page  # timeouts/illegal/disconnects/bot errors/forfeits
+    standings = page[page.index('<table id="standings">') :]
+    flaky_row = standings[standings.index('href="/bot/flaky">flaky</a>') :].split("</tr>")[0]
+    assert re.search(rf'<td class="name faults">\d+/\d+/\d+/{errors}/0</td>', flaky_row), flaky_row
     for bot in bots:
         bot.stop()

@@ -17,7 +17,11 @@ DEFAULTS = ServerLimits()
 @click.command("web")
 @click.option("--listen", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to serve on.")
 @click.option(
-    "--refresh", type=click.IntRange(1), default=5, show_default=True, help="Seconds between refreshes."
+    "--refresh",
+    type=click.IntRange(1),
+    default=5,
+    show_default=True,
+    help="Seconds between a live page's updates.",
 )
 @click.option("--threads", type=click.IntRange(1, 256), default=DEFAULTS.threads, show_default=True,
               help="Requests served at once; others wait (slow clients hold no thread).")  # fmt: skip
@@ -31,7 +35,7 @@ DEFAULTS = ServerLimits()
 @with_redis
 def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_timeout: int,
         replays: Path | None, redis_url: str, key_prefix: str) -> None:  # fmt: skip
-    """Serve standings, head to head, tournament progress and recent matches (with replays) until Ctrl-C."""
+    """Serve the tournaments, their standings, the bots and the matches (replays and live) until Ctrl-C."""
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise click.ClickException(f"--listen: expected HOST:PORT, got {listen!r}")

@@ -1,37 +1,277 @@
-"""The tournaments' pages: the overview, one tournament, and the JSON API of the standings."""
+"""The platform's pages: the index of tournaments (paged), one tournament, one bot, and their JSON.
+
+Each page is made of parts (progress, standings, ...), each rendered by its own template and sent with a
+digest of its HTML. While what a page shows can still change (its tournament, a tournament on it, or
+one its bot plays in is created or running, or a match of it is running), the page carries
+`data-poll`: static/pages.js fetches the page's JSON every `refresh` seconds and replaces only the parts
+whose digest changed, and stops once the JSON says `"live": false`. A page of a finished tournament
+never polls at all.
+
+Sizes a client controls are bounded: a page number past the last page is a 404, a bot name is at most
+63 characters (a registered name's shape), and every list is capped (PAGE_SIZE tournaments, RECENT
+matches, charts.MAX_POINTS points).
+"""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import redis
-from flask import Blueprint, Response, abort, jsonify, render_template
+from flask import Blueprint, Response, abort, jsonify, render_template, request, url_for
+from markupsafe import Markup
 
-from uno_arena.leaderboard import board
+from uno_arena.leaderboard import board, charts, history
 from uno_arena.leaderboard.context import RECENT, context
-from uno_arena.records import ruleset
+from uno_arena.leaderboard.ratings import Rating, initial
+from uno_arena.records import live, ruleset
+from uno_arena.records.identity import NAME, bot_key
 from uno_arena.records.match import MatchRecord, match_records
-from uno_arena.records.tournament import MatchState, TournamentError, exists, list_ids, load, progress
+from uno_arena.records.tournament import (
+    Keys,
+    MatchState,
+    Progress,
+    TournamentError,
+    TournamentStatus,
+    exists,
+    list_ids,
+    load,
+    progress,
+    text,
+)
 from uno_arena.rules import RulesConfig
 
 log = logging.getLogger(__name__)
 blueprint = Blueprint("pages", __name__)
 
+PAGE_SIZE = 20  # tournaments per page of the index, newest first
+_LIVE_STATUSES = frozenset({TournamentStatus.CREATED, TournamentStatus.RUNNING})
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """A part of a page: its HTML and a digest of it, which the page's script compares."""
+
+    html: Markup
+    digest: str
+
+    def to_dict(self) -> dict[str, str]:
+        return {"html": str(self.html), "digest": self.digest}
+
+
+def _part(template: str, **values: Any) -> Part:
+    html = render_template(template, **values)
+    return Part(Markup(html), hashlib.sha1(html.encode()).hexdigest()[:16])
+
+
+@dataclass(frozen=True, slots=True)
+class View:
+    """What a page shows, for its HTML and its JSON alike."""
+
+    title: str
+    parts: dict[str, Part]
+    live: bool  # whether it can still change: its page polls while it is
+    poll: str  # the JSON the page polls
+    data: dict[str, Any]  # the JSON's plain values, beside the parts
+
+    def json(self) -> Response:
+        return jsonify({**self.data, "live": self.live, "updated": time.strftime("%H:%M:%S"),
+                        "parts": {name: part.to_dict() for name, part in self.parts.items()}})  # fmt: skip
+
+    def page(self, template: str, **values: Any) -> str:
+        web = context()
+        return render_template(template, view=self, parts=self.parts, refresh=web.refresh,
+                               updated=time.strftime("%H:%M:%S"), **values)  # fmt: skip
+
+
+# --- the index -------------------------------------------------------------------------------------
+
 
 @blueprint.get("/")
 def overview() -> str:
+    return _index_view(_page_number()).page("index.html")
+
+
+@blueprint.get("/api/tournaments")
+def overview_json() -> Response:
+    return _index_view(_page_number()).json()
+
+
+def _page_number() -> int:
+    raw = request.args.get("page", "1")
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 6 and int(raw) >= 1):
+        abort(400, f"page: expected a page number from 1, got {raw[:20]!r}")
+    return int(raw)
+
+
+def _index_view(page: int) -> View:
     web = context()
-    return _page(web.client, web.prefix, None, web.refresh)
+    ids = list_ids(web.client, web.prefix)[::-1]  # newest first
+    pages = max(1, -(-len(ids) // PAGE_SIZE))
+    if page > pages:
+        abort(404, f"no page {page} (there are {pages})")
+    shown = ids[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
+    rows = [row for t in shown if (row := _progress_row(web.client, web.prefix, t)) is not None]
+    table = board.current(web.client, web.prefix, None)
+    parts = {
+        "tournaments": _part("_tournaments.html", rows=rows, page=page, pages=pages, total=len(ids)),
+        "standings": _part("_standings.html", table=table if table.standings else None),
+    }
+    live = any(row["live"] for row in rows)
+    data = {"page": page, "pages": pages, "tournaments": rows}
+    return View("all tournaments", parts, live, url_for("pages.overview_json", page=page), data)
+
+
+# --- one tournament --------------------------------------------------------------------------------
 
 
 @blueprint.get("/tournament/<tournament_id>")
 def tournament(tournament_id: str) -> str:
+    return _tournament_view(tournament_id).page("tournament.html", tournament_id=tournament_id)
+
+
+@blueprint.get("/api/tournament/<tournament_id>")
+def tournament_json(tournament_id: str) -> Response:
+    return _tournament_view(tournament_id).json()
+
+
+def _tournament_view(tournament_id: str) -> View:
     web = context()
-    if not exists(web.client, web.prefix, tournament_id):
+    client, prefix = web.client, web.prefix
+    if not exists(client, prefix, tournament_id):
         abort(404, f"no tournament {tournament_id!r}")
-    return _page(web.client, web.prefix, tournament_id, web.refresh)
+    try:
+        state = progress(client, prefix, tournament_id)
+    except TournamentError:
+        abort(404, f"no tournament {tournament_id!r}")
+    except (ValueError, KeyError, TypeError) as error:
+        log.warning("tournament %s: unreadable record (%r)", tournament_id, error)
+        abort(500, f"the record of tournament {tournament_id!r} is unreadable (see the web view's log)")
+    records = match_records(client, prefix, tournament_id)
+    table = board.current(client, prefix, tournament_id, records)
+    running = _running(client, prefix, tournament_id)
+    recent = [_recent_row(r) for r in reversed(records[-RECENT:])]
+    spec = state.tournament.spec
+    parts = {
+        "spec": _part("_spec.html", spec=spec, rules=ruleset.summary(spec.rules), t=state.tournament),
+        "progress": _part("_progress.html", p=_progress_values(state)),
+        "running": _part("_running.html", running=running),
+        "standings": _part("_standings.html", table=table if table.standings else None),
+        "head-to-head": _part("_head_to_head.html", table=table if table.standings else None),
+        "recent": _part("_recent.html", recent=recent),
+    }
+    live = state.tournament.status in _LIVE_STATUSES or state.tournament.states[MatchState.RUNNING] > 0
+    data = {"tournament": tournament_id, "status": str(state.tournament.status),
+            "progress": _progress_values(state), "running": running, "recent": recent}  # fmt: skip
+    poll = url_for("pages.tournament_json", tournament_id=tournament_id)
+    return View(f"tournament {tournament_id}", parts, live, poll, data)
+
+
+def _running(client: redis.Redis, prefix: str, tournament_id: str) -> list[dict[str, Any]]:
+    """The tournament's matches being played now with a live feed to follow (`records.live`, written by
+    the workers): match id, bots by seat, index, and when it started."""
+    return [{**match.to_dict(), "since": time.strftime("%H:%M:%S", time.localtime(match.started))}
+            for match in live.running(client, prefix, tournament_id)]  # fmt: skip
+
+
+def _progress_values(state: Progress) -> dict[str, Any]:
+    t = state.tournament
+    return {"status": str(t.status), "done": t.done, "matches": t.matches,
+            "running": t.states[MatchState.RUNNING], "queued": t.states[MatchState.QUEUED],
+            "failed": t.states[MatchState.FAILED], "cancelled": t.states[MatchState.CANCELLED],
+            "eta": f"{state.eta_s / 60:.1f} min" if state.eta_s is not None else "-",
+            "retry_waits": len(state.retries), "created": _when(t.created), "started": _when(t.started),
+            "finished": _when(t.finished)}  # fmt: skip
+
+
+def _when(unix: float | None) -> str:
+    return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(unix)) if unix else "-"
+
+
+# --- one bot ---------------------------------------------------------------------------------------
+
+
+@blueprint.get("/bot/<name>")
+def bot(name: str) -> str:
+    return _bot_view(name).page("bot.html", bot=name)
+
+
+@blueprint.get("/api/bot/<name>")
+def bot_json(name: str) -> Response:
+    return _bot_view(name).json()
+
+
+def _bot_view(name: str) -> View:
+    web = context()
+    client, prefix = web.client, web.prefix
+    if not NAME.fullmatch(name):  # also bounds its length: 63 characters
+        abort(404, f"no bot {name[:80]!r}")
+    records = match_records(client, prefix, None)
+    played = history.played_by(records, name)
+    if not played and not client.exists(bot_key(prefix, name)):
+        abort(404, f"no bot {name!r}")
+    points = history.rating_history(records, name)
+    drawn = points[-charts.MAX_POINTS :]
+    before = points[-len(drawn) - 1] if len(drawn) < len(points) else None  # the last point left out
+    start = Rating(before.mu, before.sigma) if before is not None else initial()
+    chart = charts.rating_chart(drawn, start, len(points) - len(drawn) + 1) if points else None
+    table = board.current(client, prefix, None, records)
+    row = next((r for r in table.standings if r.bot == name), None)
+    opponents = history.opponents(played)
+    faults = history.faults_by_kind(played)
+    recent = [_played_row(m) for m in reversed(played[-RECENT:])]
+    parts = {
+        "summary": _part(
+            "_bot_summary.html",
+            row=row,
+            last=points[-1] if points else None,
+            tournaments=sorted({m.record.tournament for m in played}),
+        ),
+        "rating": _part("_rating.html", chart=chart, drawn=len(drawn), total=len(points)),
+        "opponents": _part("_opponents.html", opponents=opponents),
+        "faults": _part("_faults.html", faults=faults, matches=len(played)),
+        "matches": _part("_bot_matches.html", recent=recent),
+    }
+    data = {"bot": name, "rating": [{"match_id": p.match_id, "mu": p.mu, "sigma": p.sigma,
+                                     "ordinal": p.ordinal} for p in points[-charts.MAX_POINTS :]],
+            "opponents": [{"opponent": o.opponent, "tables": o.tables, "score": o.score, "low": o.low,
+                           "high": o.high} for o in opponents],
+            "faults": faults, "recent": recent}  # fmt: skip
+    live = _plays_in_a_live_tournament(client, prefix, name)
+    return View(f"bot {name}", parts, live, url_for("pages.bot_json", name=name), data)
+
+
+def _plays_in_a_live_tournament(client: redis.Redis, prefix: str, name: str) -> bool:
+    """Whether a created or running tournament lists the bot: its page may still change."""
+    ids = list_ids(client, prefix)
+    with client.pipeline(transaction=False) as pipe:
+        for tournament_id in ids:
+            pipe.hmget(Keys(prefix, tournament_id).tournament, "status", "spec")
+        found = pipe.execute()
+    for status, spec in found:
+        if status is not None and spec is not None and text(status) in _LIVE_STATUSES:
+            try:
+                if name in json.loads(spec).get("bots", ()):
+                    return True
+            except (ValueError, AttributeError):
+                continue  # an unreadable spec: the tournament's own page says so
+    return False
+
+
+def _played_row(match: history.PlayedMatch) -> dict[str, Any]:
+    record = match.record
+    others = [b for seat, b in enumerate(record.bots) if seat != match.seat]
+    return {"match_id": record.match_id, "tournament": record.tournament, "place": match.place,
+            "seats": len(record.bots), "won": match.won, "forfeited": match.forfeited, "opponents": others,
+            "total": record.totals[match.seat], "totals": record.totals, "bots": record.bots,
+            "reason": record.reason_name}  # fmt: skip
+
+
+# --- the standings as JSON ---------------------------------------------------------------------------
 
 
 @blueprint.get("/api/leaderboard/<scope>")
@@ -44,24 +284,6 @@ def api(scope: str) -> Response:
     if rules is not None:  # one tournament: the rules every match of it was played under
         values["rules"] = ruleset.as_dict(rules)
     return jsonify(values)
-
-
-def _page(client: redis.Redis, prefix: str, tournament_id: str | None, refresh: int) -> str:
-    ids = list_ids(client, prefix)
-    records = match_records(client, prefix, tournament_id)
-    table = board.current(client, prefix, tournament_id, records)
-    rules = _rules(client, prefix, tournament_id) if tournament_id else None
-    return render_template(
-        "page.html",
-        title=f"tournament {tournament_id}" if tournament_id else "all tournaments",
-        rules=ruleset.summary(rules) if rules is not None else None,
-        refresh=refresh,
-        table=table if table.standings else None,
-        bots=table.bots,
-        tournaments=[row for t in ids if (row := _progress_row(client, prefix, t)) is not None],
-        recent=[_recent_row(r) for r in reversed(records[-RECENT:])],
-        updated=time.strftime("%H:%M:%S"),
-    )
 
 
 def _rules(client: redis.Redis, prefix: str, tournament_id: str) -> RulesConfig | None:
@@ -84,16 +306,20 @@ def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[
         return None
     except (ValueError, KeyError, TypeError) as error:
         log.warning("tournament %s: unreadable record (%r); shown as such", tournament_id, error)
-        return {"id": tournament_id, "status": "unreadable (see the web view's log)", "done": 0,
-                "matches": 0, "eta": "-", "running": 0, "queued": 0, "failed": 0, "rules": "-"}  # fmt: skip
+        return {"id": tournament_id, "name": "-", "status": "unreadable (see the web view's log)", "done": 0,
+                "matches": 0, "eta": "-", "running": 0, "queued": 0, "failed": 0, "rules": "-", "bots": 0,
+                "seats": "-", "created": "-", "live": False}  # fmt: skip
     t = state.tournament
-    eta = f"{state.eta_s / 60:.1f} min" if state.eta_s is not None else "-"
-    return {"id": t.id, "status": str(t.status), "done": t.done, "matches": t.matches, "eta": eta,
-            "running": t.states[MatchState.RUNNING], "queued": t.states[MatchState.QUEUED],
-            "failed": t.states[MatchState.FAILED], "rules": ruleset.summary(t.spec.rules)}  # fmt: skip
+    return {"id": t.id, "name": t.spec.name, "status": str(t.status), "done": t.done, "matches": t.matches,
+            "eta": _progress_values(state)["eta"], "running": t.states[MatchState.RUNNING],
+            "queued": t.states[MatchState.QUEUED], "failed": t.states[MatchState.FAILED],
+            "rules": ruleset.summary(t.spec.rules), "bots": len(t.spec.bots), "seats": t.spec.seats,
+            "created": _when(t.created),
+            "live": t.status in _LIVE_STATUSES or t.states[MatchState.RUNNING] > 0}  # fmt: skip
 
 
 def _recent_row(record: MatchRecord) -> dict[str, Any]:
-    winners = ", ".join(record.bots[w] for w in record.winners) or "-"
-    return {"match_id": record.match_id, "bots": record.bots, "winner": winners,
-            "totals": record.totals, "reason": record.reason_name}  # fmt: skip
+    winners = [record.bots[w] for w in record.winners]
+    return {"match_id": record.match_id, "bots": record.bots, "winners": winners,
+            "totals": record.totals, "reason": record.reason_name,
+            "forfeited": [record.bots[s] for s in record.forfeited if s < len(record.bots)]}  # fmt: skip

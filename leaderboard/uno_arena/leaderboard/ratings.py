@@ -8,7 +8,7 @@ are deterministic: tournament id and match index).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from openskill.models import PlackettLuce, PlackettLuceRating
@@ -54,10 +54,25 @@ def outcome(record: MatchRecord) -> Outcome:
 
 def rate(outcomes: Iterable[Outcome]) -> dict[str, Rating]:
     """Every bot's rating after all outcomes, rated in match-id order from the model's defaults."""
+    current: dict[str, Rating] = {}
+    for _, rated in rating_steps(outcomes):
+        current.update(rated)
+    return current
+
+
+def rating_steps(outcomes: Iterable[Outcome]) -> Iterator[tuple[Outcome, dict[str, Rating]]]:
+    """Each outcome in match-id order with its bots' ratings after it: a bot's rating over time is the
+    steps it took part in, and the last step of each bot is what `rate` gives."""
     current: dict[str, PlackettLuceRating] = {}
     for match in sorted(outcomes, key=lambda o: o.match_id):
         teams = [[current.get(bot) or _MODEL.rating(name=bot)] for bot in match.bots]
         rated = _MODEL.rate(teams, ranks=list(match.ranks))
         for bot, (new,) in zip(match.bots, rated, strict=True):
             current[bot] = new
-    return {bot: Rating(r.mu, r.sigma) for bot, r in current.items()}
+        yield match, {bot: Rating(current[bot].mu, current[bot].sigma) for bot in match.bots}
+
+
+def initial() -> Rating:
+    """A bot's rating before its first match: the model's defaults."""
+    start = _MODEL.rating()
+    return Rating(start.mu, start.sigma)
