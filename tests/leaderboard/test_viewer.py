@@ -1,0 +1,431 @@
+"""The match viewer in Debian's headless chromium, on real matches: a real server's match in which a bot
+stops answering and forfeits, stepped through by keys, buttons, the scrubber and step links; the table's
+state at every step checked against the rules core's; a live match of a real tournament (a real worker
+following the server's Spectate stream) followed to its end; the 400 px layout. Screenshots:
+match-replay, match-live, match-narrow."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import urllib.request
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis
+from google.protobuf.json_format import MessageToDict
+from selenium.common.exceptions import (
+    JavascriptException,
+    NoSuchElementException,
+    StaleElementReferenceException,
+)
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys as Key
+from selenium.webdriver.support.ui import WebDriverWait
+
+from tests.conftest import RunningServer
+from tests.leaderboard.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
+from tests.leaderboard.test_web import status_of
+from tests.sdk.runner import BackgroundBot
+from tests.server.botclient import TestBot, eager, play_match
+from tests.workers.harness import WorkerProcess
+from uno_arena.leaderboard.web import create_app
+from uno_arena.records import identity, live
+from uno_arena.records.match import RecordedMatch, load_match, record
+from uno_arena.records.replay import recorded_match, write_replay_file
+from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.tournament import Keys
+from uno_arena.rules import RulesConfig, eager_random_policy, new_match, observe, play
+from uno_arena.sdk import Action, Observation
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.server import wire
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+from uno_arena.workers import lifecycle
+
+__all__ = ["browser", "narrow_browser"]  # fixtures, used by name
+
+BOTS = ("ada", "silent", "bea")  # seat 1 never answers: three timeouts and it forfeits, then plays on
+SEED = 3
+TARGET = 150
+
+# what the page shows now: the step, the top card, every seat's hand size, the draw pile, the hand
+READ_TABLE = """
+const label = document.getElementById("step-label").textContent;
+const top = document.querySelector("#top-card .card");
+return {
+  step: Number((/step (\\d+)/.exec(label) || [0, 0])[1]),
+  top: top ? top.dataset.card : null,
+  sizes: Array.from(document.querySelectorAll("#table .seat")).sort((a, b) => a.dataset.seat - b.dataset.seat)
+    .map((seat) => Number(seat.querySelector(".size").dataset.size)),
+  pile: Number(document.getElementById("draw-pile").textContent),
+  hand: document.getElementById("hand-number").textContent,
+};
+"""
+
+
+@dataclass(frozen=True)
+class Recorded:
+    client: redis.Redis
+    prefix: str
+    match: RecordedMatch
+
+
+@pytest.fixture
+def forfeited(match_server: RunningServer) -> Iterator[Recorded]:
+    """A real server's match of three bots, one of which never answers (it forfeits at its third
+    timeout and plays on by default actions), recorded in Redis as a tournament's worker records it."""
+    client, prefix = match_server.redis, match_server.prefix
+    bots = [TestBot(match_server.address, name, match_server.register(name),
+                    policy=(lambda request: None) if name == "silent" else eager(random.Random(name)))
+            for name in BOTS]  # fmt: skip
+    for bot in bots:
+        bot.wait_for(bot.welcomed)
+    spec = spec_from_dict({"name": "viewer", "bots": list(BOTS), "seats": 3})
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    keys = Keys(prefix, tournament_id)
+    request = control_pb2.PlayMatchRequest(match_id=keys.match_id(0), bots=list(BOTS), seed=SEED,
+                                           rules=pb.RulesConfig(target_score=TARGET), max_strikes=3,
+                                           decision_timeout_ms=300, disconnect_grace_ms=1500)  # fmt: skip
+    progress = play_match(match_server.address, match_server.control_token, request)
+    for bot in bots:
+        bot.close()
+    log = b"".join(p.log.SerializeToString() for p in progress if p.WhichOneof("kind") == "log")
+    assert record(client, keys, 0, progress[-1].finished, log)
+    found = load_match(client, prefix, keys.match_id(0))
+    assert found is not None
+    yield Recorded(client, prefix, found)
+
+
+def wait(driver: Any, condition: Any, timeout: float = 20, what: str = "") -> Any:
+    """Wait for `condition(driver)`; a page that is reloading (a live match became its replay) is waited on
+    as not ready yet."""
+    ignored = (StaleElementReferenceException, NoSuchElementException, JavascriptException)
+    return WebDriverWait(driver, timeout, 0.05, ignored).until(lambda d: condition(d), what)
+
+
+def table(driver: Any) -> dict[str, Any]:
+    shown: dict[str, Any] = driver.execute_script(READ_TABLE)
+    return shown
+
+
+def at_step(driver: Any, step: int) -> dict[str, Any]:
+    return wait(driver, lambda d: (t := table(d))["step"] == step and t, what=f"step {step}")  # type: ignore[no-any-return]
+
+
+def card_name(card: pb.Card) -> str:
+    """`red draw two`, `wild`: as the viewer names a card."""
+    colour = pb.Colour.Name(card.colour).removeprefix("COLOUR_").lower() if card.colour else ""
+    rank = pb.Rank.Name(card.rank).removeprefix("RANK_").lower().replace("_", " ")
+    return f"{colour} {rank}".strip()
+
+
+def press(driver: Any, key: str) -> None:
+    driver.find_element(By.TAG_NAME, "body").send_keys(key)
+
+
+def test_a_replay_is_stepped_through_and_its_forfeit_stands_out(forfeited: Recorded, browser: Any) -> None:
+    match, events = forfeited.match, forfeited.match.events
+    forfeit = next(f for f in match.finished.faults if f.forfeited)
+    assert forfeit.seat == 1 and forfeit.HasField("event_index")
+    with serving(create_app(forfeited.client, forfeited.prefix)) as url:
+        browser.get(f"{url}/match/{match.match_id}")
+        at_step(browser, 1)
+
+        # the summary: bots linking to their pages, the winner, the real end reason, the seed, the rules
+        for name in BOTS:
+            assert browser.find_element(By.CSS_SELECTOR, f'#players a[href="/bot/{name}"]').text == name
+        winners = [BOTS[w] for w in match.record.winners]
+        assert browser.find_element(By.ID, "winner").text == ", ".join(winners)
+        assert browser.find_element(By.ID, "end-reason").text == match.record.reason_name.replace("_", " ")
+        assert browser.find_element(By.ID, "seed").text == str(match.record.seed)
+        assert browser.find_element(By.ID, "rules").text == f"to {TARGET}; official rules"
+        assert browser.find_element(By.ID, "tournament-link").text == match.record.tournament
+        hands = len(match.record.hands)
+        markers = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#score-chart g.series'))"
+            ".map((g) => g.querySelectorAll('circle, path').length);"
+        )
+        assert markers == [hands] * 3  # one point per seat and hand
+
+        # step by step with the right arrow: the top card and the hand sizes follow the events
+        before = table(browser)
+        tops, sizes_seen = set(), set()
+        for step in range(2, 120):
+            press(browser, Key.ARROW_RIGHT)
+            now = at_step(browser, step)
+            kind = events[step - 1].WhichOneof("kind")
+            if kind == "played":
+                played = events[step - 1].played
+                assert now["top"] == card_name(played.card), step
+                assert now["sizes"][played.seat] == played.cards_left, step
+            elif kind == "drew":
+                drew = events[step - 1].drew
+                assert now["sizes"][drew.seat] == before["sizes"][drew.seat] + drew.count, step
+                assert now["pile"] == before["pile"] - drew.count, step
+            elif kind in ("kept", "skipped", "catch_passed", "accepted", "challenged", "hand_shown"):
+                assert (now["top"], now["sizes"]) == (before["top"], before["sizes"]), step
+            tops.add(now["top"])
+            sizes_seen.add(tuple(now["sizes"]))
+            before = now
+        assert len(tops) > 10 and len(sizes_seen) > 20
+        press(browser, Key.ARROW_LEFT)
+        at_step(browser, 118)
+
+        # hand by hand: down (and Page Down) to the next hand's start, up back
+        starts = [i + 1 for i, e in enumerate(events) if e.WhichOneof("kind") == "hand_started"]
+        if len(starts) > 1:
+            press(browser, Key.ARROW_DOWN)
+            assert at_step(browser, starts[1])["hand"] == "2"
+            press(browser, Key.ARROW_UP)
+            assert at_step(browser, starts[0])["hand"] == "1"
+            press(browser, Key.PAGE_DOWN)
+            at_step(browser, starts[1])
+        browser.find_element(By.ID, "last").click()
+        at_step(browser, len(events))
+        browser.find_element(By.ID, "first").click()
+        at_step(browser, 1)
+        browser.find_element(By.ID, "next").click()
+        at_step(browser, 2)
+
+        # play, then pause
+        browser.find_element(By.ID, "play").click()
+        wait(browser, lambda d: table(d)["step"] >= 5, what="playing")
+        press(browser, " ")
+        stopped = table(browser)["step"]
+        assert browser.find_element(By.ID, "play").text.endswith("play")
+
+        # the scrubber
+        browser.execute_script(
+            "const s = document.getElementById('scrubber'); s.value = 40;s.dispatchEvent(new Event('input'));"
+        )
+        at_step(browser, 40)
+        assert stopped != 40
+
+        # the forfeit: its step is linked from the summary, marked in the list, the caption and the seat
+        step = forfeit.event_index + 1
+        browser.find_element(By.CSS_SELECTOR, f'#faults a[href="#step={step}"]').click()
+        at_step(browser, step)
+        item = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{step}"]')
+        assert "mark-forfeit" in item.get_attribute("class") and "current" in item.get_attribute("class")
+        assert "forfeit" in browser.find_element(By.ID, "now").text
+        assert "timeout" in browser.find_element(By.ID, "now").text
+        seat = browser.find_element(By.CSS_SELECTOR, '#table .seat[data-seat="1"]')
+        assert "forfeited" in seat.find_element(By.CLASS_NAME, "badges").text
+        earlier = [f.event_index + 1 for f in match.finished.faults if f.seat == 1 and not f.forfeited]
+        assert len(earlier) == 2
+        for fault_step in earlier:  # the two timeouts before it
+            marked = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{fault_step}"]')
+            assert "mark-fault" in marked.get_attribute("class") and "timeout" in marked.text
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#timeline .marker.fault")) == 3
+        later = [i + 1 for i, e in enumerate(events) if i > forfeit.event_index
+                 and e.WhichOneof("kind") == "kept" and e.kept.seat == 1]  # fmt: skip
+        assert later, "the forfeited seat played on by default actions (draw, keep)"
+        automatic = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{later[0]}"]')
+        assert "mark-auto" in automatic.get_attribute("class") and "automatic" in automatic.text
+        browser.set_window_size(1280, 1500)  # the whole viewer: summary, table, controls
+        browser.execute_script("window.scrollTo(0, 0);")
+        screenshot(browser, "match-replay")
+
+        # a link to a step opens the viewer there
+        browser.get("about:blank")
+        browser.get(f"{url}/match/{match.match_id}#step={later[0]}")
+        at_step(browser, later[0])
+        assert "automatic" in browser.find_element(By.ID, "now").text
+
+
+def test_the_table_at_every_step_is_the_rules_cores(forfeited: Recorded, browser: Any) -> None:
+    """The viewer's reducer against the rules core: after every action of matches under each rule set,
+    what it computes from the events is what the rules core's observation says (hand sizes, top card,
+    named colour, direction, draw pile, scores, hand), and every hand it shows face up is whole."""
+    cases: list[dict[str, Any]] = []
+    rule_sets: list[tuple[int, dict[str, Any], int]] = [
+        (3, {}, 3),
+        (4, {"stacking": True, "jump_in": True, "seven_zero": True, "multi_play": True}, 5),
+        (2, {"draw_until_playable": True, "first_wild_draw_four": "reshuffle"}, 9),
+        (5, {"dealer": "rotate_left", "first_wild_chooser": "first_player", "scoring": "penalty_points"}, 11),
+    ]
+    for players, rules, seed in rule_sets:
+        match = new_match(RulesConfig(players=players, target_score=200, **rules), random.Random(seed))
+        policy = eager_random_policy(random.Random(seed))
+        checks = []
+        while match.result is None:
+            play(match, policy(observe(match, match.hand.to_move)), match.hand.to_move)
+            if match.result is None:
+                seen = observe(match, 0)
+                checks.append({"step": len(match.events), "sizes": list(seen.hand_sizes),
+                               "top": seen.top.index if seen.top else None,
+                               "colour": seen.colour.value if seen.colour else None,
+                               "direction": seen.direction,
+                               "pile": seen.draw_pile_size, "scores": list(seen.scores),
+                               "hand": seen.hand_number})  # fmt: skip
+        events = [MessageToDict(wire.event(e), preserving_proto_field_name=True) for e in match.events]
+        cases.append({"players": players, "events": events, "checks": checks})
+    with serving(create_app(forfeited.client, forfeited.prefix)) as url:
+        browser.get(f"{url}/match/{forfeited.match.match_id}")
+        at_step(browser, 1)
+        mismatches = browser.execute_script(
+            """
+            const colours = {COLOUR_RED: "red", COLOUR_YELLOW: "yellow", COLOUR_GREEN: "green",
+                             COLOUR_BLUE: "blue"};
+            const wrong = [];
+            for (const c of arguments[0]) {
+              const states = window.UnoViewer.states(c.events, c.players);
+              for (const k of c.checks) {
+                const s = states[k.step - 1];
+                const got = {step: k.step, sizes: s.sizes, top: s.top ? s.top.index || 0 : null,
+                  colour: s.colour ? colours[s.colour] : null, direction: s.direction, pile: s.pile,
+                  scores: s.scores, hand: s.hand};
+                const same = Object.keys(k).every((key) =>
+                  JSON.stringify(got[key]) === JSON.stringify(k[key]));
+                if (!same) wrong.push([got, k]);
+              }
+              states.forEach((s) => s.hands.forEach((h, seat) => {
+                if (h === null || h.length !== s.sizes[seat]) wrong.push(["hand", s.step, seat]);
+              }));
+            }
+            return wrong.slice(0, 5);
+            """,
+            cases,
+        )
+        assert mismatches == []
+        assert sum(len(c["checks"]) for c in cases) > 1000
+
+
+def test_every_seat_fits_from_400_px_up(forfeited: Recorded, narrow_browser: Any, browser: Any,
+                                        tmp_path: Path) -> None:  # fmt: skip
+    """Ten seats with long names at 1280 and 400 px wide, and the forfeit match at 400 px: nothing
+    scrolls sideways, at the start, in the middle or at the end; the cards name their colour."""
+    names = [f"a-bot-with-a-rather-long-name-{seat}" for seat in range(10)]
+    match = new_match(RulesConfig(players=10, target_score=100), random.Random(1))
+    policy = eager_random_policy(random.Random(1))
+    while match.result is None:
+        play(match, policy(observe(match, match.hand.to_move)), match.hand.to_move)
+    finished = control_pb2.FinishedMatch(
+        result=pb.MatchResult(match_id="ten-seats", reason=pb.MATCH_END_TARGET_REACHED, bots=names,
+                              winners=list(match.result.winners), totals=list(match.result.totals),
+                              hands=[wire.hand_ended(h) for h in match.result.hands]),
+        seed=1, rules=pb.RulesConfig(target_score=100), event_count=len(match.events))  # fmt: skip
+    write_replay_file(recorded_match(finished, [wire.event(e) for e in match.events]), tmp_path)
+    app = create_app(forfeited.client, forfeited.prefix, replays=tmp_path)
+    with serving(app) as url:
+        for driver, match_id in ((browser, "ten-seats"), (narrow_browser, "ten-seats"),
+                                 (narrow_browser, forfeited.match.match_id)):  # fmt: skip
+            driver.get(f"{url}/match/{match_id}")
+            at_step(driver, 1)
+            total = int(driver.find_element(By.ID, "scrubber").get_attribute("max"))
+            for step in (1, total // 2, total):
+                driver.get("about:blank")
+                driver.get(f"{url}/match/{match_id}#step={step}")
+                at_step(driver, step)
+                assert horizontal_overflow(driver) == 0, (match_id, step, driver.get_window_size())
+            faces = driver.find_elements(By.CSS_SELECTOR, "#table .seat .card:not(.back)")
+            assert faces and all(f.find_element(By.CLASS_NAME, "cname").text for f in faces[:20])
+        narrow_browser.get("about:blank")
+        narrow_browser.get(f"{url}/match/{forfeited.match.match_id}#step=60")
+        at_step(narrow_browser, 60)
+        narrow_browser.execute_script("document.getElementById('now').scrollIntoView();")
+        screenshot(narrow_browser, "match-narrow")
+
+
+class GatedGreedyBot(GreedyBot):
+    """Greedy, but before its `at`-th decision it waits for `gate`: the match stands still, live, while the
+    test looks at it, and goes on when the test opens the gate."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at, self.decisions = at, 0
+        self.gate, self.waiting = threading.Event(), threading.Event()
+
+    def decide(self, observation: Observation) -> Action:
+        self.decisions += 1
+        if self.decisions == self.at:
+            self.waiting.set()
+            assert self.gate.wait(60), "the test never opened the gate"
+        return super().decide(observation)
+
+
+def test_a_live_match_is_followed_to_its_end_and_becomes_its_replay(
+    match_server: RunningServer, browser: Any, tmp_path: Path
+) -> None:
+    """A real tournament's match, played by a real worker, followed from the tournament's running list:
+    the page shows it live (every hand face down), updates as its events arrive, and once it ends loads
+    its replay at the last step."""
+    client, prefix = match_server.redis, match_server.prefix
+    first_gate, second_gate = GatedGreedyBot(at=8), GatedGreedyBot(at=30)
+    players = {"live-a": first_gate, "live-b": second_gate}
+    bots = [BackgroundBot(bot, match_server.address, name, match_server.register(name))
+            for name, bot in players.items()]  # fmt: skip
+    worker = WorkerProcess(prefix, match_server.control_token, tmp_path / "worker.log")
+    try:
+        for bot in bots:
+            bot.wait_connected()
+        patient = {"decision_ms": 90_000}  # a bot waiting at its gate must not time out
+        spec = spec_from_dict({"name": "live", "bots": list(players), "target": 200, "seed": 4,
+                               "server": match_server.address, "deadlines": patient})  # fmt: skip
+        tournament_id = lifecycle.create_checked(client, prefix, spec)
+        lifecycle.start(client, prefix, tournament_id)
+        match_id = Keys(prefix, tournament_id).match_id(0)
+        worker.start()
+        with serving(create_app(client, prefix)) as url:
+            assert first_gate.waiting.wait(60), "the match never started"
+            listed = urllib.request.urlopen(f"{url}/api/tournament/{tournament_id}/running").read()
+            assert match_id in [m["match_id"] for m in json.loads(listed)["running"]]
+            browser.set_window_size(1280, 1500)  # the whole viewer in its screenshot
+            browser.get(f"{url}/match/{match_id}")
+            assert browser.find_element(By.ID, "mode").text == "live"
+            paused = wait(browser, lambda d: (t := table(d))["step"] > 0 and t, 30, "the first events")
+            # only public information: every hand face down, its size shown
+            assert len(browser.find_elements(By.CSS_SELECTOR, "#table .seat .cards.down")) == 2
+            assert not browser.find_elements(By.CSS_SELECTOR, "#table .seat .card:not(.back)")
+            assert sum(paused["sizes"]) > 0 and paused["top"]
+            assert "live" in browser.find_element(By.ID, "live-status").text
+
+            first_gate.gate.set()  # the match goes on: the open page follows it
+            assert second_gate.waiting.wait(60), "the match never went on"
+            later = wait(browser, lambda d: (t := table(d))["step"] > paused["step"] and t, 30, "more events")
+            assert later["sizes"] != paused["sizes"] or later["top"] != paused["top"]
+            assert browser.find_element(By.ID, "mode").text == "live"
+            screenshot(browser, "match-live")
+
+            second_gate.gate.set()  # to its end, then its replay
+            wait(browser, lambda d: d.execute_script("return document.getElementById('mode').textContent")
+                 == "replay", 120, "the replay")  # fmt: skip
+            recorded = load_match(client, prefix, match_id)
+            assert recorded is not None
+            last = at_step(browser, len(recorded.events))  # it shows the end, now with every hand face up
+            assert last["sizes"][recorded.record.hands[-1].winner or 0] == 0  # who played out
+            assert browser.find_elements(By.CSS_SELECTOR, "#table .seat .card:not(.back)")
+    finally:
+        for gated in players.values():
+            gated.gate.set()
+        worker.stop()
+        for bot in bots:
+            bot.stop()
+
+
+def test_a_match_page_is_its_replay_its_live_view_or_a_404(redis_prefix: tuple[redis.Redis, str]) -> None:
+    """Recorded: the replay; listed as running (its live feed started): the live view; else a 404."""
+    client, prefix = redis_prefix
+    for name in BOTS:
+        identity.register_bot(client, prefix, name)
+    spec = spec_from_dict({"name": "pages", "bots": list(BOTS)})
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    keys = Keys(prefix, tournament_id)
+    feed = live.LiveFeed(client, keys, 0, ("ada", "bea"))
+    with serving(create_app(client, prefix)) as url:
+        code, body = status_of(f"{url}/match/{keys.match_id(0)}")
+        assert (code, b"no recorded or running match" in body) == (404, True)
+        feed.start()
+        page = urllib.request.urlopen(f"{url}/match/{keys.match_id(0)}").read().decode()
+        script = page.split('id="viewer-settings" type="application/json">')[1].split("</script>")[0]
+        settings = json.loads(script)
+        assert settings["mode"] == "live" and settings["bots"] == ["ada", "bea"]
+        assert settings["events_url"] == f"/match/{keys.match_id(0)}/events"
+        assert f'href="/tournament/{tournament_id}"' in page and 'href="/bot/bea"' in page
+        feed.end(recorded=False, reason="aborted")
+        assert status_of(f"{url}/match/{keys.match_id(0)}")[0] == 404
