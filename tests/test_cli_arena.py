@@ -190,7 +190,8 @@ def test_a_slow_bot_gets_timeouts_with_a_deadline(tmp_path: Path, no_redis_env: 
     )
     (tmp_path / "slow_bot.py").write_text(slow)
     done = run(["bot", "play", "slow_bot.py:SlowBot", GREEDY, "--matches", "1", "--deadline", "1",
-                "--rules", "target_score=50", "--seed", "3", "--replay", "replays"], no_redis_env, tmp_path)  # fmt: skip
+                "--rules", "target_score=50", "--seed", "3", "--replay", "replays"],
+               no_redis_env, tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     slow = table_rows(done.stdout)["SlowBot"]
     assert int(slow[5]) >= 1 and slow[4] == "0"  # timeouts, exceptions

@@ -4,12 +4,14 @@ files written and read back, and refused with a clear message when missing or no
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
 
 from uno_arena.records.match import MatchRecord, RecordedMatch
 from uno_arena.records.replay import (
+    AUTOMATIC,
     ReplayFileError,
     export,
     lines,
@@ -19,6 +21,10 @@ from uno_arena.records.replay import (
     replay_path_in,
     write_replay_file,
 )
+from uno_arena.rules import RulesConfig, legal_actions, new_match, to_move
+from uno_arena.rules import play as play_action
+from uno_arena.server import wire
+from uno_arena.server.match_host import default_action
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -173,3 +179,119 @@ def test_a_replay_file_whose_parts_disagree_is_refused(tmp_path: Path) -> None:
     path.write_text(json.dumps(values))
     with pytest.raises(ReplayFileError, match="its summary and result name other seats"):
         read_replay_file(path)
+
+
+def forfeited_match(players: int) -> RecordedMatch:
+    """A match of the rules core in which the last seat (carol; bob in two seats) misses its third and
+    fourth decisions with a choice (timeouts: the server's default applied) and forfeits at the fourth;
+    in three seats it plays on by default actions to the end, in two the match ends there (FORFEIT).
+    Faults placed as the server places them."""
+    bots = ["alice", "bob", "carol"][:players]
+    faulty = players - 1
+    match = new_match(RulesConfig(players=players, target_score=100), random.Random(7))
+    rng = random.Random(1)
+    faults: list[pb.Fault] = []
+    choices = 0
+    while match.result is None and not (players == 2 and faults and faults[-1].forfeited):
+        seat, legal = to_move(match), legal_actions(match)
+        action = rng.choice(legal)
+        if seat == faulty and faults and faults[-1].forfeited:
+            action = default_action(legal)  # plays on, automatically
+        elif seat == faulty and len(legal) > 1:
+            choices += 1
+            if choices in (3, 4):
+                action = default_action(legal)
+                fault = pb.Fault(match_id="f-m00001", seat=seat, kind=pb.FAULT_KIND_TIMEOUT,
+                                 detail="no answer within 1 s", applied=wire.action_message(action),
+                                 strikes=choices - 2, forfeited=choices == 4)  # fmt: skip
+                fault.action_index, fault.event_index = len(match.actions), len(match.events)
+                faults.append(fault)
+        play_action(match, action)
+    if match.result is not None:
+        reason, winners, totals = (
+            wire.MATCH_ENDS[match.result.reason],
+            match.result.winners,
+            match.result.totals,
+        )
+    else:
+        reason, winners, totals = pb.MATCH_END_FORFEIT, (0,), tuple(match.totals)
+    result = wire.match_result("f-m00001", reason, winners, totals, match.hand_results, bots, [faulty],
+                               [0] * faulty + [len(faults)])  # fmt: skip
+    finished = control_pb2.FinishedMatch(result=result, event_count=len(match.events), seed=7,
+                                         actions=[a.id for a in match.actions], faults=faults,
+                                         rules=wire.rules(match.config))  # fmt: skip
+    return recorded_match(finished, list(wire.event_log_chunk(match.events).events), tournament="f", index=1)
+
+
+def hand_of(match: RecordedMatch, fault: pb.Fault) -> int:
+    return sum(e.HasField("hand_started") for e in match.events[: fault.event_index])
+
+
+def test_the_text_marks_each_fault_where_it_happened_and_every_automatic_move_after_a_forfeit() -> None:
+    match = forfeited_match(players=3)
+    text = list(lines(match))
+    first, second = match.finished.faults
+    one = f"  !! fault: carol timeout (no answer within 1 s), strike 1; applied {first.applied.text}"
+    two = f"  !! fault: carol timeout (no answer within 1 s), strike 2; applied {second.applied.text}"
+    at_first, at_second = text.index(one), text.index(two)
+    assert text[at_second + 1] == "  !! carol forfeits: every later move of carol is automatic"
+    # each fault's line comes just before the events of the action applied for it, which are automatic
+    assert text[at_first + 1].startswith("  carol ") and text[at_first + 1].endswith(AUTOMATIC)
+    assert text[at_second + 2].startswith("  carol ") and text[at_second + 2].endswith(AUTOMATIC)
+
+    def carols_move(line: str) -> bool:  # not what the others' cards did to her (reason=draw_two ...)
+        return line.startswith(("  carol played", "  carol kept")) or (
+            line.startswith("  carol drew") and line.removesuffix(AUTOMATIC).endswith("reason=draw")
+        )
+
+    carols = [i for i, line in enumerate(text) if carols_move(line)]
+    before = [text[i] for i in carols if i < at_first]
+    after = [text[i] for i in carols if i > at_second]
+    assert before and not any(line.endswith(AUTOMATIC) for line in before)  # her own moves
+    assert len(after) > 5 and all(line.endswith(AUTOMATIC) for line in after)
+    others = [line for line in text if line.startswith(("  alice", "  bob"))]
+    assert others and not any(line.endswith(AUTOMATIC) for line in others)  # the others played
+    assert text[-3].startswith("target_reached: ")  # the result's reason: the others played to the target
+    assert text[-2] == (f"forfeited: carol in hand {hand_of(match, second)} (timeout, strike 2); its later "
+                        "moves were automatic")  # fmt: skip
+    assert text[-1] == "faults: carol 2 (timeout 2)"
+
+
+def test_a_two_seat_forfeit_ends_the_match_where_it_happened() -> None:
+    match = forfeited_match(players=2)
+    text = list(lines(match))
+    assert "  !! bob forfeits: the match ends" in text
+    assert text[-3:] == [
+        f"forfeit: alice won; totals {list(match.record.totals)}",
+        f"forfeited: bob in hand {hand_of(match, match.finished.faults[1])} (timeout, strike 2)",
+        "faults: bob 2 (timeout 2)",
+    ]
+
+
+def test_the_export_places_each_fault_for_the_web_view() -> None:
+    match = forfeited_match(players=3)
+    faults = export(match)["finished"]["faults"]  # type: ignore[index]
+    assert [(f["action_index"], f["event_index"]) for f in faults] == [  # type: ignore[index]
+        (f.action_index, f.event_index) for f in match.finished.faults
+    ]
+
+
+def test_an_older_replay_file_without_fault_places_lists_its_faults_apart(tmp_path: Path) -> None:
+    """A file written before faults had a place reads back: no fault line among the events, no automatic
+    marks, and its faults listed after the result, the forfeit's moment unknown."""
+    match = forfeited_match(players=3)
+    values = export(match)
+    for fault in values["finished"]["faults"]:  # type: ignore[index]
+        del fault["action_index"], fault["event_index"]
+    path = tmp_path / "f-m00001.json"
+    path.write_text(json.dumps(values))
+    text = list(lines(read_replay_file(path)))
+    assert not any(line.startswith("  !!") or line.endswith(AUTOMATIC) for line in text)
+    first, second = (f.applied.text for f in match.finished.faults)
+    assert text[-5:] == [
+        "forfeited: carol (when is not in this record)",
+        "faults: carol 2 (timeout 2)",
+        "faults whose place this record does not say (recorded before faults had one):",
+        f"  fault: carol timeout (no answer within 1 s), strike 1; applied {first}",
+        f"  fault: carol timeout (no answer within 1 s), strike 2; applied {second}",
+    ]

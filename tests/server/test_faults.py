@@ -1,9 +1,10 @@
-"""Every bot fault, one by one: the match still finishes and the fault is recorded."""
+"""Every bot fault, one by one: the match still finishes and the fault is recorded, where it happened."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import random
+import re
 import threading
 
 import grpc
@@ -11,6 +12,12 @@ import pytest
 
 from tests.conftest import RunningServer
 from tests.server.botclient import Policy, TestBot, eager, play_match
+from tests.server.test_bot_errors import Flaky, play
+from uno_arena.records import ruleset
+from uno_arena.records.replay import AUTOMATIC, lines, recorded_match
+from uno_arena.rules import action_from_id, legal_actions, new_match, to_move
+from uno_arena.rules import play as play_action
+from uno_arena.server.match_host import default_action
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -51,6 +58,30 @@ def match_with(
     return progress[-1].finished
 
 
+def replayed(finished: control_pb2.FinishedMatch) -> list[tuple[int, int, int]]:
+    """For each applied action, replayed through the rules core: (the seat whose decision it was, the
+    events logged before it, the id of the server's default action there)."""
+    match = new_match(ruleset.from_message(finished.rules, len(finished.result.bots)),
+                      random.Random(finished.seed))  # fmt: skip
+    found = []
+    for action_id in finished.actions:
+        found.append((to_move(match), len(match.events), default_action(legal_actions(match)).id))
+        play_action(match, action_from_id(action_id))
+    assert len(match.events) == finished.event_count
+    return found
+
+
+def assert_placed(finished: control_pb2.FinishedMatch) -> None:
+    """Each fault's action_index and event_index name the decision it was about: that seat's, with that
+    many events before it, and the action applied there is the fault's `applied`."""
+    decisions = replayed(finished)
+    for fault in finished.faults:
+        assert fault.HasField("action_index") and fault.HasField("event_index")
+        seat, events_before, _ = decisions[fault.action_index]
+        assert (seat, events_before) == (fault.seat, fault.event_index)
+        assert finished.actions[fault.action_index] == fault.applied.id
+
+
 def not_legal(request: bot_pb2.DecisionRequest) -> int:
     legal = {a.id for a in request.legal_actions}
     return next(i for i in range(130) if i not in legal)
@@ -74,6 +105,8 @@ def test_one_fault_is_recorded_and_the_match_finishes(
     safe = (pb.ACTION_KIND_DRAW, pb.ACTION_KIND_KEEP, pb.ACTION_KIND_ACCEPT, pb.ACTION_KIND_PASS)
     assert finished.faults[0].applied.kind in (*safe, pb.ACTION_KIND_CHOOSE_COLOUR)
     assert list(finished.result.faults) == [0, 1]
+    assert_placed(finished)
+    assert finished.faults[0].action_index > 2  # its third decision: after the other seat's and its own
 
 
 def test_an_unknown_request_id_is_invalid(match_server: RunningServer) -> None:
@@ -98,6 +131,105 @@ def test_strikes_make_a_seat_forfeit(match_server: RunningServer) -> None:
     assert list(finished.result.winners) == [0]
     assert [f.strikes for f in finished.faults] == [1, 2, 3]
     assert finished.faults[-1].forfeited
+    assert_placed(finished)
+    assert finished.faults[-1].action_index == len(finished.actions) - 1  # two seats: it ends there
+
+
+def three_seats(server: RunningServer, third: TestBot, match_id: str, **limits: int) -> list[TestBot]:
+    """Two well-behaved bots and `third` (seat 2), connected; the caller plays the match."""
+    bots = [TestBot(server.address, n, server.register(n)) for n in (f"{match_id}-a", f"{match_id}-b")]
+    for bot in (*bots, third):
+        bot.wait_for(bot.welcomed)
+    return [*bots, third]
+
+
+def test_a_forfeited_seat_plays_on_by_default_actions_from_its_forfeit(match_server: RunningServer) -> None:
+    """Three seats: the one that strikes out plays on, every later decision of it the server's default,
+    never asked (no more faults); its faults say where they happened."""
+    answered = [0]
+
+    def answers_twice(request: bot_pb2.DecisionRequest) -> int | None:
+        answered[0] += 1
+        return request.legal_actions[0].id if answered[0] <= 2 else None
+
+    mute = TestBot(match_server.address, "mute3", match_server.register("mute3"), policy=answers_twice)
+    bots = three_seats(match_server, mute, "plays-on")
+    request = control_pb2.PlayMatchRequest(match_id="plays-on", bots=[b.name for b in bots], seed=3,
+                                           rules=pb.RulesConfig(target_score=100), decision_timeout_ms=200,
+                                           max_strikes=2)  # fmt: skip
+    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED and list(finished.result.forfeited) == [2]
+    assert [(f.seat, f.kind, f.strikes, f.forfeited) for f in finished.faults] == [
+        (2, pb.FAULT_KIND_TIMEOUT, 1, False),
+        (2, pb.FAULT_KIND_TIMEOUT, 2, True),
+    ]
+    assert_placed(finished)
+    forfeit = finished.faults[-1].action_index
+    decisions = replayed(finished)
+    later = [i for i, (seat, _, _) in enumerate(decisions) if seat == 2 and i > forfeit]
+    assert len(later) > 10  # it played on, a whole match to 100
+    assert all(finished.actions[i] == decisions[i][2] for i in later)
+    for bot in bots:
+        bot.close()
+
+
+def test_a_bot_gone_past_its_grace_forfeits_by_a_fault_at_its_next_decision(
+    match_server: RunningServer,
+) -> None:
+    """The decision it hung up on is a DISCONNECTED fault; its next one, due while it is still gone after
+    the grace period, another, which forfeits: that is where its automatic moves begin."""
+    hang_up = threading.Event()
+    asked = [0]
+
+    def leave_at_the_third(request: bot_pb2.DecisionRequest) -> int | None:
+        asked[0] += 1
+        if asked[0] >= 3:
+            hang_up.set()  # never answers: the test hangs up instead
+            return None
+        return request.legal_actions[0].id
+
+    leaver = TestBot(match_server.address, "leaver3", match_server.register("leaver3"),
+                     policy=leave_at_the_third)  # fmt: skip
+    bots = three_seats(match_server, leaver, "gone")
+    request = control_pb2.PlayMatchRequest(match_id="gone", bots=[b.name for b in bots], seed=4,
+                                           rules=pb.RulesConfig(target_score=100), decision_timeout_ms=30_000,
+                                           disconnect_grace_ms=300)  # fmt: skip
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        future = pool.submit(play_match, match_server.address, match_server.control_token, request)
+        assert hang_up.wait(30)
+        leaver.close()
+        progress = future.result(60)
+    finished = progress[-1].finished
+    assert finished.result.reason == pb.MATCH_END_TARGET_REACHED and list(finished.result.forfeited) == [2]
+    assert [(f.kind, f.strikes, f.forfeited) for f in finished.faults] == [
+        (pb.FAULT_KIND_DISCONNECTED, 1, False),
+        (pb.FAULT_KIND_DISCONNECTED, 2, True),
+    ]
+    assert finished.faults[1].detail == "not connected, nor back within the 0.3 s grace period"
+    assert_placed(finished)
+    assert finished.faults[0].action_index < finished.faults[1].action_index
+    # `uno-arena replay` of it: the fault and the forfeit where they happened, the moves after automatic
+    log = [e for m in progress if m.HasField("log") for e in m.log.events]
+    text = list(lines(recorded_match(finished, log)))
+    assert "  !! leaver3 forfeits: every later move of leaver3 is automatic" in text
+    assert sum(line.startswith("  !! fault: leaver3 disconnected (") for line in text) == 2
+    assert sum(line.startswith("  leaver3 ") and line.endswith(AUTOMATIC) for line in text) > 3
+    forfeited = r"forfeited: leaver3 in hand \d+ \(disconnected, strike 2\); its later moves were automatic"
+    assert re.fullmatch(forfeited, text[-2])
+    for bot in bots[:2]:
+        bot.close()
+
+
+def test_a_bot_error_is_placed_at_the_decision_it_reports(match_server: RunningServer) -> None:
+    flaky = Flaky(every=3)
+    finished = play(match_server, flaky, "flaky-placed")
+    assert finished.faults and all(f.kind == pb.FAULT_KIND_BOT_ERROR for f in finished.faults)
+    assert_placed(finished)
+    assert len({f.action_index for f in finished.faults}) == len(finished.faults)  # one per decision
+    # the bot hears where too (the SDK's Fault)
+    assert [(f.action_index, f.event_index) for f in flaky.faults] == [
+        (f.action_index, f.event_index) for f in finished.faults
+    ]
 
 
 def test_an_oversized_message_ends_the_stream_and_counts_as_disconnect(match_server: RunningServer) -> None:
@@ -189,6 +321,8 @@ def test_a_late_answer_costs_only_its_timeout(match_server: RunningServer) -> No
     slow.wait_for(lambda: any(not m.fault.strikes for m in slow.of_kind("fault")))
     stray = [m.fault for m in slow.of_kind("fault") if not m.fault.strikes]
     assert len(stray) == 1 and "late answer" in stray[0].detail
+    assert not stray[0].HasField("action_index") and not stray[0].HasField("event_index")  # no decision's
+    assert_placed(finished)
     slow.close()
 
 

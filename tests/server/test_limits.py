@@ -80,7 +80,11 @@ def test_a_bot_that_does_not_read_is_disconnected_and_faulted_not_buffered(
             stop.set()
     assert held.closed and held.close_code == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert held.peak_messages <= 64 and held.peak_bytes <= 1 << 20
-    assert [(f.seat, f.kind) for f in finished.faults] == [(1, pb.FAULT_KIND_DISCONNECTED)]
+    # the decision it was waiting for, then the forfeit at its next one (it is gone)
+    assert [(f.seat, f.kind, f.forfeited) for f in finished.faults] == [
+        (1, pb.FAULT_KIND_DISCONNECTED, False),
+        (1, pb.FAULT_KIND_DISCONNECTED, True),
+    ]
     assert "does not read" in finished.faults[0].detail
     assert finished.result.reason == pb.MATCH_END_FORFEIT and list(finished.result.forfeited) == [1]
     _, ended = deaf.outcome()

@@ -147,7 +147,8 @@ def recorded_from(outcome: MatchOutcome) -> RecordedMatch:
     match = replay_match(outcome.config, outcome.seed, result.actions)
     faults = [
         pb.Fault(match_id=f.match_id, seat=f.seat, kind=number_of(pb.FaultKind, f.kind.value),
-                 detail=f.detail, strikes=f.strikes, forfeited=f.forfeited,
+                 detail=f.detail, strikes=f.strikes, forfeited=f.forfeited, action_index=f.action_index,
+                 event_index=f.event_index,
                  applied=wire.action_message(ACTIONS[f.applied]) if f.applied is not None else None)
         for f in outcome.faults
     ]  # fmt: skip

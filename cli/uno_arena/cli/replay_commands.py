@@ -1,4 +1,5 @@
-"""`uno-arena replay MATCH_ID|FILE`: a match, hand by hand, or its whole record as JSON.
+"""`uno-arena replay MATCH_ID|FILE`: a match, hand by hand (faults and automatic moves marked), or its whole
+record as JSON.
 
 A match id is read from Redis (a tournament's match); a path to a replay file (`bot play --replay`,
 `match play`) is read from the file, with no Redis and in the base install.
@@ -22,7 +23,12 @@ from uno_arena.records.replay import REPLAY_SUFFIX, ReplayFileError, export, lin
 @click.option("--json", "as_json", is_flag=True, help="Export the result and the full event log as JSON.")
 @with_redis
 def replay(match_id: str, as_json: bool, redis_url: str, key_prefix: str) -> None:
-    """Print a recorded match: a match id (see `uno-arena tournament status`) or a replay file."""
+    """Print a recorded match, hand by hand: a match id (a tournament's matches are listed by `uno-arena
+    tournament status ID --matches`, and linked from the web view) or a replay file.
+
+    Faults show as `!!` lines where they happened, with what the server applied; the moves the server
+    made for a seat (a faulted decision, every decision after a forfeit) end with `[automatic]`. The
+    end says the result's reason, who forfeited and when, and each seat's faults."""
     if _is_file_argument(match_id):
         match = _from_file(Path(match_id))
     else:

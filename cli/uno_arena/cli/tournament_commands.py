@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from rich import box
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -18,6 +19,7 @@ from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
 from uno_arena.records import ruleset
 from uno_arena.records import tournament as records
+from uno_arena.records.match import MAX_PAGE, TournamentMatch, tournament_matches
 from uno_arena.records.spec import SpecError, load_spec, spec_from_dict
 from uno_arena.records.tournament import (
     MatchState,
@@ -104,17 +106,71 @@ def rerun_failed(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     click.echo(f"queued {queued} failed matches again")
 
 
-@_id_command("status", "Matches done, running, queued (and what for) and failed (and why), with an ETA.")
-def status(tournament_id: str, redis_url: str, key_prefix: str) -> None:
+@_id_command(
+    "status",
+    "Matches done, running, queued (and what for) and failed (and why), with an ETA; with --matches, the "
+    "matches themselves (ids for `uno-arena replay`), a page at a time.",
+)
+@click.option("--matches", "list_matches", is_flag=True,
+              help="List the matches: id, bots, state, winner, end reason, forfeits, faults.")  # fmt: skip
+@click.option("--state", "only", type=click.Choice([s.value for s in MatchState]),
+              help="With --matches: only the matches in this state.")  # fmt: skip
+@click.option("--from", "first", type=click.IntRange(min=0), default=0, show_default=True,
+              help="With --matches: the first match listed (0 = the first of the list).")  # fmt: skip
+@click.option("--limit", type=click.IntRange(1, MAX_PAGE), default=50, show_default=True,
+              help=f"With --matches: how many to list (at most {MAX_PAGE}).")  # fmt: skip
+def status(
+    tournament_id: str, redis_url: str, key_prefix: str, list_matches: bool, only: str | None, first: int,
+    limit: int,
+) -> None:  # fmt: skip
     client = connect(redis_url)
     state = _guarded(lambda: progress(client, key_prefix, tournament_id))
     console = Console()
     console.print(_summary_table(state))
-    failed = errors(client, key_prefix, tournament_id)
-    for index, reason in sorted(failed.items()):
-        console.print(f"match {index}: {reason}")
+    if list_matches:
+        in_state = MatchState(only) if only else None
+        matches, total = tournament_matches(client, key_prefix, tournament_id, first, limit, in_state)
+        console.print(_matches_table(matches))
+        console.print(_page_line(matches, total, first, only))
+    else:
+        for index, reason in sorted(errors(client, key_prefix, tournament_id).items()):
+            console.print(f"match {index}: {reason}")
     if state.only_failed_left:
         console.print(_rerun_hint(state))
+
+
+def _matches_table(matches: list[TournamentMatch]) -> Table:
+    """A row per match; a failed one says why in the `end` column. Ids are never wrapped (to copy); in a
+    narrow terminal the other cells fold, never cut short."""
+    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True)  # no rules between columns: room for cells
+    table.add_column("match", no_wrap=True)
+    table.add_column("bots", overflow="fold")
+    table.add_column("state", min_width=9)  # `scheduled`, `cancelled` whole
+    table.add_column("winner", overflow="fold")
+    table.add_column("end", overflow="fold", min_width=14)  # `target_reached` whole
+    table.add_column("forfeited", overflow="fold")
+    table.add_column("faults", overflow="fold")
+    for match in matches:
+        record = match.record
+        if record is None:  # not played yet, running, or failed (why, in the end column)
+            table.add_row(match.match_id, ", ".join(match.bots), str(match.state), "", match.error, "", "")
+            continue
+        bots = record.bots
+        faults = "; ".join(f"{bots[seat]} {f.described()}" for seat, f in enumerate(record.faults) if f.total)
+        table.add_row(match.match_id, ", ".join(bots), str(match.state),
+                      ", ".join(bots[w] for w in record.winners) or "nobody", record.reason_name,
+                      ", ".join(bots[s] for s in record.forfeited), faults)  # fmt: skip
+    return table
+
+
+def _page_line(matches: list[TournamentMatch], total: int, first: int, only: str | None) -> str:
+    which = f"{only} matches" if only else "matches"
+    if not matches:
+        return f"no {which} from {first} on ({total} in all)"
+    shown = f"{which} {first + 1}-{first + len(matches)} of {total}"
+    more = first + len(matches) < total
+    then = f"; next: --from {first + len(matches)}" if more else ""
+    return f"{shown}{then}; one of them hand by hand: uno-arena replay {matches[0].match_id}"
 
 
 @tournament.command("list")

@@ -520,7 +520,7 @@ class MatchEnded(_message.Message):
     def __init__(self, reason: _Optional[_Union[MatchEnd, str]] = ..., winners: _Optional[_Iterable[int]] = ..., totals: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class Fault(_message.Message):
-    __slots__ = ("match_id", "seat", "kind", "detail", "applied", "strikes", "forfeited")
+    __slots__ = ("match_id", "seat", "kind", "detail", "applied", "strikes", "forfeited", "action_index", "event_index")
     MATCH_ID_FIELD_NUMBER: _ClassVar[int]
     SEAT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -528,6 +528,8 @@ class Fault(_message.Message):
     APPLIED_FIELD_NUMBER: _ClassVar[int]
     STRIKES_FIELD_NUMBER: _ClassVar[int]
     FORFEITED_FIELD_NUMBER: _ClassVar[int]
+    ACTION_INDEX_FIELD_NUMBER: _ClassVar[int]
+    EVENT_INDEX_FIELD_NUMBER: _ClassVar[int]
     match_id: str
     seat: int
     kind: FaultKind
@@ -535,7 +537,9 @@ class Fault(_message.Message):
     applied: Action
     strikes: int
     forfeited: bool
-    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., kind: _Optional[_Union[FaultKind, str]] = ..., detail: _Optional[str] = ..., applied: _Optional[_Union[Action, _Mapping]] = ..., strikes: _Optional[int] = ..., forfeited: _Optional[bool] = ...) -> None: ...
+    action_index: int
+    event_index: int
+    def __init__(self, match_id: _Optional[str] = ..., seat: _Optional[int] = ..., kind: _Optional[_Union[FaultKind, str]] = ..., detail: _Optional[str] = ..., applied: _Optional[_Union[Action, _Mapping]] = ..., strikes: _Optional[int] = ..., forfeited: _Optional[bool] = ..., action_index: _Optional[int] = ..., event_index: _Optional[int] = ...) -> None: ...
 
 class MatchResult(_message.Message):
     __slots__ = ("match_id", "reason", "winners", "totals", "hands", "forfeited", "faults", "bots")

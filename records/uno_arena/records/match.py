@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # annotations only: replay files and the base install need no Redis client
     import redis
 
-from uno_arena.records.tournament import Keys, list_ids, text
+from uno_arena.records.tournament import Keys, MatchState, list_ids, states, text
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of, names_of, number_of
@@ -60,6 +60,19 @@ class Faults:
     invalid: int = 0
     disconnected: int = 0
     bot_error: int = 0  # the bot reported that its own code failed (BotError); no strike by default
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, f.name) for f in fields(self))
+
+    def by_kind(self) -> dict[str, int]:
+        """The kinds that happened and how often, in `FaultKind` order: `{"timeout": 2}`."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name)}
+
+    def described(self) -> str:
+        """`3 (timeout 2, illegal 1)`, or `0`."""
+        kinds = ", ".join(f"{kind} {count}" for kind, count in self.by_kind().items())
+        return f"{self.total} ({kinds})" if kinds else "0"
 
     @classmethod
     def count(cls, kinds: list[pb.FaultKind]) -> Faults:
@@ -212,3 +225,49 @@ def match_records(client: redis.Redis, prefix: str, tournament_id: str | None) -
         for match_id in ids:
             pipe.hget(match_key(prefix, match_id), "summary")
         return [MatchRecord.from_json(raw) for raw in pipe.execute() if raw is not None]
+
+
+MAX_PAGE = 1000  # matches per `tournament_matches` page: a client asks for a page, never for all
+
+
+@dataclass(frozen=True, slots=True)
+class TournamentMatch:
+    """One scheduled match of a tournament with what is known of it: its record once recorded, and why
+    its last attempt failed if one did (`tournament status --matches` lists them)."""
+
+    index: int
+    match_id: str
+    bots: tuple[str, ...]  # by seat
+    state: MatchState
+    record: MatchRecord | None
+    error: str
+
+
+def tournament_matches(
+    client: redis.Redis, prefix: str, tournament_id: str, first: int = 0, limit: int = 50,
+    state: MatchState | None = None,
+) -> tuple[list[TournamentMatch], int]:  # fmt: skip
+    """A page of the tournament's matches by index (only those in `state`, if given): `limit` of them
+    (at most `MAX_PAGE`) from the `first`-th on, and how many there are in all. Reads the states of
+    every match, then only the page's schedule, records and errors."""
+    if not 1 <= limit <= MAX_PAGE or first < 0:
+        raise ValueError(f"a page is 1 to {MAX_PAGE} matches from 0 on, not {limit} from {first}")
+    keys = Keys(prefix, tournament_id)
+    found = sorted((i, s) for i, s in states(client, prefix, tournament_id).items() if state in (None, s))
+    page = found[first : first + limit]
+    if not page:
+        return [], len(found)
+    indices = [index for index, _ in page]
+    with client.pipeline(transaction=False) as pipe:
+        pipe.hmget(keys.schedule, indices)
+        pipe.hmget(keys.errors, indices)
+        for index in indices:
+            pipe.hget(match_key(prefix, keys.match_id(index)), "summary")
+        scheduled, errors, *summaries = pipe.execute()
+    matches = []
+    for (index, match_state), raw, error, summary in zip(page, scheduled, errors, summaries, strict=True):
+        bots = tuple(json.loads(raw)["bots"]) if raw is not None else ()
+        record = MatchRecord.from_json(summary) if summary is not None else None
+        matches.append(TournamentMatch(index, keys.match_id(index), bots, match_state, record,
+                                       text(error) if error is not None else ""))  # fmt: skip
+    return matches, len(found)

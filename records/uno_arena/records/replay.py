@@ -1,7 +1,11 @@
 """A recorded match as readable text (hand by hand, with scores) or as JSON-ready values, and replay files.
 
 Used by `uno-arena replay` and the web view. Enum values show by their plain names, read from the
-bindings' descriptors. A replay file is `export`'s JSON (what `uno-arena replay MATCH_ID --json`
+bindings' descriptors. The text marks each fault where it happened (`Fault.action_index` and
+`event_index`) and the automatic moves (the server's default for a faulted decision, and every decision
+of a seat after it forfeited), so a forfeit does not read as normal play.
+
+A replay file is `export`'s JSON (what `uno-arena replay MATCH_ID --json`
 prints) in a file of its own: `uno-arena bot play --replay DIR` and `uno-arena match play` write them,
 without Redis, and `uno-arena replay PATH` and `uno-arena web --replays DIR` read them back.
 """
@@ -10,8 +14,10 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +27,7 @@ from google.protobuf.message import Message
 
 from uno_arena.records import ruleset
 from uno_arena.records.match import MatchRecord, RecordedMatch
-from uno_arena.rules import ConfigError
+from uno_arena.rules import ConfigError, action_from_id, new_match, play, to_move
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import described, name_of
@@ -42,22 +48,36 @@ def export(match: RecordedMatch) -> dict[str, object]:
     }
 
 
+AUTOMATIC = "  [automatic]"  # ends the line of an event of a move the server made for a seat
+
+
 def lines(match: RecordedMatch) -> Iterator[str]:
     """The match as text: a heading (who, the seed, the rules), each hand's events and its scores, the
-    result. Private cards show as the log holds them: a tournament's log has them all, a seat's view
-    only its own (`hidden` otherwise)."""
+    result, then who forfeited and each seat's faults. Private cards show as the log holds them: a
+    tournament's log has them all, a seat's view only its own (`hidden` otherwise).
+
+    A fault shows as a `!!` line where it happened, before the events of the action applied for it;
+    the events of the server's automatic moves end with `[automatic]`."""
     summary = match.record
     bots = summary.bots
     yield f"{match.match_id}: {' vs '.join(bots)}, seed {summary.seed}"
     yield f"rules: {_rules_line(match.finished.rules, len(bots))}"
+    placed, unplaced = placed_faults(match)
+    faults_at: dict[int, list[PlacedFault]] = {}
+    for placed_fault in placed:
+        faults_at.setdefault(placed_fault.event_index, []).append(placed_fault)
+    automatic = automatic_events(match, placed)
     hand = 0
     totals = [0] * len(bots)
     last_player: int | None = None  # the seat of the event before, if it was a play
-    for event in match.events:
+    for index, event in enumerate(match.events):
+        for placed_fault in faults_at.get(index, ()):
+            yield from _fault_lines(placed_fault, match)
         kind = event.WhichOneof("kind")
         if kind is None:
             continue
         inner: Message = getattr(event, kind)
+        mark = AUTOMATIC if index in automatic else ""
         if kind == "hand_started":
             hand += 1
             yield ""
@@ -67,15 +87,162 @@ def lines(match: RecordedMatch) -> Iterator[str]:
             reason = name_of(pb.HandEnd, event.hand_ended.reason)
             yield f"  hand ends ({reason}): points {list(event.hand_ended.points)}, totals {totals}"
         elif kind == "played":
-            yield f"  {_played(event.played, last_player == event.played.seat, bots)}"
+            yield f"  {_played(event.played, last_player == event.played.seat, bots)}{mark}"
         elif kind in _HOUSE_RULE_EVENTS:
-            yield f"  {_HOUSE_RULE_EVENTS[kind](inner, bots)}"
+            yield f"  {_HOUSE_RULE_EVENTS[kind](inner, bots)}{mark}"
         else:
-            yield f"  {_describe(kind, inner, bots)}"
+            yield f"  {_describe(kind, inner, bots)}{mark}"
         last_player = event.played.seat if kind == "played" else None
+    for placed_fault in faults_at.get(len(match.events), ()):
+        yield from _fault_lines(placed_fault, match)
     winners = ", ".join(bots[w] for w in summary.winners) or "nobody"
     yield ""
     yield f"{summary.reason_name}: {winners} won; totals {list(summary.totals)}"
+    yield from _outcome_lines(match, placed, unplaced)
+
+
+@dataclass(frozen=True, slots=True)
+class PlacedFault:
+    """A recorded fault with where it happened: the index of the action applied for it in
+    `FinishedMatch.actions`, the events logged before that action, and the hand it fell in (1 = first)."""
+
+    fault: pb.Fault
+    action_index: int
+    event_index: int
+    hand: int
+
+
+def placed_faults(match: RecordedMatch) -> tuple[list[PlacedFault], list[pb.Fault]]:
+    """The match's faults in the order they happened, and those whose place the record does not say (a
+    record or replay file from before faults had one, or a place outside this log)."""
+    events = match.events
+    hand_of_event, hand = [], 0
+    for event in events:
+        hand += event.HasField("hand_started")
+        hand_of_event.append(hand)
+    placed, unplaced = [], []
+    for fault in match.finished.faults:
+        known = fault.HasField("action_index") and fault.HasField("event_index")
+        if known and fault.event_index <= len(events) and fault.action_index < len(match.finished.actions):
+            at = fault.event_index
+            hand = hand_of_event[at] if at < len(events) else hand
+            placed.append(PlacedFault(fault, fault.action_index, at, hand))
+        else:
+            unplaced.append(fault)
+    placed.sort(key=lambda p: (p.action_index, p.event_index))
+    return placed, unplaced
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """An applied action as the rules core replays it: whose decision it was, where its events begin."""
+
+    seat: int
+    first_event: int
+
+
+def decisions(match: RecordedMatch) -> list[Decision] | None:
+    """Each action of `FinishedMatch.actions`, replayed through the rules core from the record's rules
+    and seed; None when they do not replay to this log (a replay file may come from anywhere)."""
+    finished = match.finished
+    try:
+        state = new_match(ruleset.from_message(finished.rules, len(match.record.bots)),
+                          random.Random(finished.seed))  # fmt: skip
+        found = []
+        for action_id in finished.actions:
+            found.append(Decision(to_move(state), len(state.events)))
+            play(state, action_from_id(action_id))
+    except ValueError:  # ConfigError, InvalidActionError, IllegalActionError: not this match's
+        return None
+    return found if len(state.events) == len(match.events) else None
+
+
+def automatic_actions(placed: Sequence[PlacedFault], replayed: Sequence[Decision]) -> set[int]:
+    """Indices (in `FinishedMatch.actions`) of the moves the server made for a seat: the default
+    applied for each faulted decision (not for a BOT_ERROR: the bot answered that itself) and every
+    decision of a seat after it forfeited."""
+    automatic = {p.action_index for p in placed if p.fault.kind != pb.FAULT_KIND_BOT_ERROR}
+    for p in placed:
+        if p.fault.forfeited:
+            later = range(p.action_index + 1, len(replayed))
+            automatic.update(i for i in later if replayed[i].seat == p.fault.seat)
+    return automatic
+
+
+def automatic_events(match: RecordedMatch, placed: Sequence[PlacedFault]) -> set[int]:
+    """Indices of the events that show automatic moves: those naming the action's own seat (its draw,
+    its keep, its play, the cards it took), up to the end of the hand; not the other seats' consequences.
+    Empty without faults, and when the record's actions do not replay to its log."""
+    replayed = decisions(match) if placed else None
+    if replayed is None:
+        return set()
+    marked = set()
+    for action in sorted(automatic_actions(placed, replayed)):
+        seat, start = replayed[action].seat, replayed[action].first_event
+        end = replayed[action + 1].first_event if action + 1 < len(replayed) else len(match.events)
+        for index in range(start, end):
+            event = match.events[index]
+            kind = event.WhichOneof("kind")
+            if kind == "hand_ended" or kind is None:
+                break
+            inner = getattr(event, kind)
+            names = inner.DESCRIPTOR.fields_by_name
+            if any(name in names and getattr(inner, name) == seat for name in ("seat", "challenger")):
+                marked.add(index)
+    return marked
+
+
+def _fault_lines(placed: PlacedFault, match: RecordedMatch) -> Iterator[str]:
+    fault, bots = placed.fault, match.record.bots
+    who = _name(fault.seat, bots)
+    yield f"  !! {_fault_text(fault, bots)}"
+    if fault.forfeited:
+        then = "the match ends" if _ends_match(placed, match) else f"every later move of {who} is automatic"
+        yield f"  !! {who} forfeits: {then}"
+
+
+def _ends_match(forfeit: PlacedFault, match: RecordedMatch) -> bool:
+    """Whether this forfeit left one seat, ending the match (MATCH_END_FORFEIT) after its action."""
+    last = forfeit.action_index + 1 == len(match.finished.actions)
+    return match.record.reason == pb.MATCH_END_FORFEIT and last
+
+
+def _fault_text(fault: pb.Fault, bots: tuple[str, ...]) -> str:
+    """`fault: bob timeout (no answer within 1 s), strike 2; applied draw`."""
+    kind = name_of(pb.FaultKind, fault.kind)
+    applied = fault.applied.text or (f"action {fault.applied.id}" if fault.HasField("applied") else "?")
+    # a BOT_ERROR adds no strike unless the server counts them (`bot_errors_strike`)
+    strikes = (
+        f"{fault.strikes} strikes so far"
+        if fault.kind == pb.FAULT_KIND_BOT_ERROR
+        else f"strike {fault.strikes}"
+    )
+    return f"fault: {_name(fault.seat, bots)} {kind} ({fault.detail}), {strikes}; applied {applied}"
+
+
+def _outcome_lines(
+    match: RecordedMatch, placed: Sequence[PlacedFault], unplaced: Sequence[pb.Fault]
+) -> Iterator[str]:
+    """Who forfeited (when, why, and that the seat played on by automatic moves), each seat's faults,
+    and the faults whose place the record does not say."""
+    record, bots = match.record, match.record.bots
+    for seat in record.forfeited:
+        who = _name(seat, bots)
+        forfeit = next((p for p in placed if p.fault.seat == seat and p.fault.forfeited), None)
+        if forfeit is None:
+            yield f"forfeited: {who} (when is not in this record)"
+            continue
+        kind = name_of(pb.FaultKind, forfeit.fault.kind)
+        then = "" if _ends_match(forfeit, match) else "; its later moves were automatic"
+        yield f"forfeited: {who} in hand {forfeit.hand} ({kind}, strike {forfeit.fault.strikes}){then}"
+    faulted = [f"{_name(seat, bots)} {faults.described()}" for seat, faults in enumerate(record.faults)
+               if faults.total]  # fmt: skip
+    if faulted:
+        yield f"faults: {'; '.join(faulted)}"
+    if unplaced:
+        yield "faults whose place this record does not say (recorded before faults had one):"
+        for fault in unplaced:
+            yield f"  {_fault_text(fault, bots)}"
 
 
 def _rules_line(message: pb.RulesConfig, players: int) -> str:

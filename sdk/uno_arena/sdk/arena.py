@@ -559,7 +559,8 @@ class _Match:
             else:
                 detail = _bot_errors.returned(answer)
         arena.log_error(player, f"match {self.match_id} seat {seat}: {detail}; applied {default}")
-        fault = Fault(self.match_id, seat, kind, detail, default.id, self.strikes[seat], False)
+        fault = Fault(self.match_id, seat, kind, detail, default.id, self.strikes[seat], False,
+                      len(self.match.actions), len(self.match.events))  # fmt: skip
         self.faults.append(fault)
         arena.hook(player, "on_fault", fault)
         return applied

@@ -273,7 +273,9 @@ class Fault:
 
     `applied` is the id of the action the server applied instead (see `Observation.legal`),
     `strikes` this seat's faults in the match so far (a `BOT_ERROR` adds none by default), and
-    `forfeited` is True when this fault made the seat forfeit the match.
+    `forfeited` is True when this fault made the seat forfeit the match. `action_index` and
+    `event_index` place it in the match (its action among the match's actions, the events logged
+    before it); None from a server older than them, and for replies to stray messages.
     """
 
     match_id: str
@@ -283,9 +285,14 @@ class Fault:
     applied: int | None
     strikes: int
     forfeited: bool
+    action_index: int | None = None
+    event_index: int | None = None
 
 
 def fault_from(message: pb.Fault) -> Fault:
     applied = int(message.applied.id) if message.HasField("applied") else None
+    action_index = int(message.action_index) if message.HasField("action_index") else None
+    event_index = int(message.event_index) if message.HasField("event_index") else None
     return Fault(message.match_id, int(message.seat), FAULT_KINDS.get(message.kind, FaultKind.INVALID),
-                 message.detail, applied, int(message.strikes), message.forfeited)  # fmt: skip
+                 message.detail, applied, int(message.strikes), message.forfeited, action_index,
+                 event_index)  # fmt: skip

@@ -5,9 +5,12 @@ A bot's fault never crashes or hangs the match. Each becomes a recorded
 default action (draw, keep, accept, pass, done: no jump-in, no more cards laid;
 the first legal action otherwise: the first colour for a first-card Wild, a
 seven-0 swap with the first other seat) and counts a strike. At `max_strikes` strikes, or when a disconnected
-bot is not back within the grace period, the seat forfeits: with one seat
+bot is not back within the grace period (a DISCONNECTED fault too), the seat forfeits: with one seat
 left the match ends at once (MATCH_END_FORFEIT), otherwise the forfeited seat
 plays on by default actions so the others finish their match.
+
+Every recorded fault says where it happened (`action_index`, `event_index`: the decision's place in
+the match's actions and log), so a replay can show it, and the automatic moves, where they were made.
 
 A bot may also report that its own code failed on a request (BotError): that
 is recorded as a BOT_ERROR fault, so organisers see it, without a strike unless
@@ -95,6 +98,7 @@ class Asked:
     seat: int
     legal: list[Action]
     future: asyncio.Future[int]
+    at: tuple[int, int]  # the decision's place: (action index, event index), for a later BotError
     applied: Action | None = None  # once the decision is settled
     reported: bool = False  # a BotError was recorded for it
 
@@ -169,9 +173,15 @@ class MatchHost:
             return legal[0]  # nothing to choose: no round trip, and no wait for a lost bot
         connection = await self._connection(seat)
         if connection is None:
-            self._forfeit(seat)
-            return default_action(legal)
+            applied = default_action(legal)
+            detail = f"not connected, nor back within the {self.spec.disconnect_grace:g} s grace period"
+            self._record(seat, pb.FAULT_KIND_DISCONNECTED, detail, applied, self._position(), forfeit=True)
+            return applied
         return await self._ask(connection, seat, legal)
+
+    def _position(self) -> tuple[int, int]:
+        """Where the decision now due stands: (its action's index, the events logged before it)."""
+        return len(self.match.actions), len(self.match.events)
 
     async def _connection(self, seat: int) -> BotConnection | None:
         """The seat's live connection, waiting out the rest of a disconnect grace period."""
@@ -194,7 +204,7 @@ class MatchHost:
         request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
         future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
         connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
-        asked = self._asked[request_id] = Asked(seat, legal, future)
+        asked = self._asked[request_id] = Asked(seat, legal, future, self._position())
         while len(self._asked) > ASKED_KEPT:
             self._asked.popitem(last=False)
         asked.applied = await self._answer(connection, request_id, future, seat, legal)
@@ -241,7 +251,7 @@ class MatchHost:
 
     def _fault(self, seat: int, kind: pb.FaultKind, detail: str, legal: list[Action]) -> Action:
         applied = default_action(legal)
-        self._record(seat, kind, detail, applied)
+        self._record(seat, kind, detail, applied, self._position())
         return applied
 
     def bot_error(self, connection: BotConnection, request_id: str, detail: str) -> str | None:
@@ -260,16 +270,20 @@ class MatchHost:
         if applied is None:
             applied = default_action(asked.legal)
         strike = connection.settings.bot_errors_strike
-        self._record(asked.seat, pb.FAULT_KIND_BOT_ERROR, detail or "(no detail)", applied, strike=strike)
+        self._record(asked.seat, pb.FAULT_KIND_BOT_ERROR, detail or "(no detail)", applied, asked.at,
+                     strike=strike)  # fmt: skip
         return None
 
     def _record(
-        self, seat: int, kind: pb.FaultKind, detail: str, applied: Action, strike: bool = True
-    ) -> None:
-        """Record, log and announce a fault; a strike may make the seat forfeit."""
+        self, seat: int, kind: pb.FaultKind, detail: str, applied: Action, at: tuple[int, int],
+        strike: bool = True, forfeit: bool = False,
+    ) -> None:  # fmt: skip
+        """Record, log and announce a fault at decision `at` (`_position`); a strike may make the seat
+        forfeit, and `forfeit` makes it."""
         if strike:
             self.strikes[seat] += 1
-        forfeits = strike and seat not in self.forfeited and self.strikes[seat] >= self.spec.max_strikes
+        struck_out = strike and self.strikes[seat] >= self.spec.max_strikes
+        forfeits = seat not in self.forfeited and (forfeit or struck_out)
         fault = pb.Fault(
             match_id=self.spec.match_id,
             seat=seat,
@@ -278,6 +292,8 @@ class MatchHost:
             applied=wire.action_message(applied),
             strikes=self.strikes[seat],
             forfeited=forfeits,
+            action_index=at[0],
+            event_index=at[1],
         )
         self.faults.append(fault)
         log.info("match %s seat %d (%s): %s: %s", self.spec.match_id, seat, self.spec.bots[seat],
