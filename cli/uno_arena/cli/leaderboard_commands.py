@@ -17,7 +17,6 @@ from uno_arena.cli.options import connect, with_redis
 from uno_arena.leaderboard import board
 from uno_arena.leaderboard.standings import Standing
 from uno_arena.records import ruleset
-from uno_arena.records.match import match_records
 from uno_arena.records.tournament import TournamentError, check_exists, load
 from uno_arena.rules import RulesConfig
 
@@ -48,7 +47,7 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     scope = tournament_id or board.ALL
     table = None if refresh else board.load(client, key_prefix, scope)
     if table is None:
-        table = board.store(client, key_prefix, scope, match_records(client, key_prefix, tournament_id))
+        table = board.rebuild(client, key_prefix, scope)
     # one tournament's rules: every match of it was played under them (all tournaments may mix rules)
     rules = load(client, key_prefix, tournament_id).spec.rules if tournament_id is not None else None
     if as_json:

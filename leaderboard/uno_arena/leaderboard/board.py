@@ -1,32 +1,59 @@
 """The stored leaderboard: standings and head-to-head of a tournament, and of all tournaments.
 
-Kept in Redis as JSON snapshots, recomputed from every recorded match each
-time a match is recorded. Recomputing is a pure function of the recorded
-matches (`leaderboard.standings`), so it is idempotent with the recording: a
-job that runs twice, or dies between recording and refreshing, leaves the
-same table once the next match (or `uno-arena leaderboard --refresh`) is in.
+Kept in Redis as running sums, updated by each match job from the results recorded since the last
+update, so recording a match costs the same at the 100,000th match as at the first (docs/performance.md).
+The stored table always equals `compute` over the same recorded matches (a test holds them so):
 
-Keys: `{p}:leaderboard:{tournament id}` and `{p}:leaderboard:all` (strings, `Table` as JSON).
+- Counts (matches, wins, points, faults, head-to-head scores) are integer sums, added with HINCRBY in
+  whatever order results arrive (`standings.tally`, `standings.pair_scores`).
+- Ratings depend on the order of matches, which is match-id order (`ratings.order_key`). The last
+  `WINDOW` rating steps are kept with each bot's rating before the step, so a result that arrives after
+  later ones (parallel workers finish out of order) undoes those steps, rates itself and redoes them.
+  A result older than the window (a match rerun long after) rebuilds the scope from every record.
+- Which results are in: how much of each tournament's results list (`{p}:tournament:{id}:results`,
+  each recorded match once, in recording order) has been added. A job that dies before updating, or
+  runs twice, changes nothing: the next update reads the list from where the last one stopped.
+
+Updates are coalesced: a job marks its tournament as having new results (`dirty`) and tries to take
+the scope's lock; a job that finds it taken leaves, and the holder takes every marked tournament in,
+over and over until none is left. Writes are a MULTI/EXEC under WATCH of the scope's `meta` hash, so
+two writers can never both commit from the same state, lock or no lock.
+
+Keys (docs/redis.md), for a scope (a tournament id, or `all`) under `{p}:leaderboard:{scope}`:
+`:meta`, `:ratings`, `:tally`, `:h2h`, `:met`, `:steps`, `:order`, `:dirty`, `:lock`.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 import redis
 
-from uno_arena.leaderboard.standings import Standing, head_to_head, standings
-from uno_arena.records.match import MatchRecord, match_records
+from uno_arena.leaderboard.ratings import Outcome, Rating, order_key, outcome, step
+from uno_arena.leaderboard.standings import (
+    COUNTS,
+    Standing,
+    head_to_head,
+    pair_scores,
+    pairing,
+    ranked,
+    row,
+    standings,
+    tally,
+)
+from uno_arena.records.match import MatchRecord, match_key, match_records
+from uno_arena.records.tournament import Keys, list_ids, text
 
 ALL = "all"
-
-
-def key(prefix: str, scope: str) -> str:
-    return f"{prefix}:leaderboard:{scope}"
+WINDOW = 2048  # rating steps kept undoable: far more than results ever arrive out of order
+LOCK_MS = 120_000  # a holder that died frees the scope after this; WATCH keeps a slow one correct
+HOLD_BUDGET_S = 30.0  # a job takes marked results in for this long at most, then goes back to playing
+WAIT_FOR_LOCK_S = 60.0  # how long a forced rebuild (`leaderboard --refresh`) waits for the holder
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +81,7 @@ class Table:
         return self.head_to_head.get(bot, {}).get(other)
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain values: what the JSON API, `--json` and Redis hold."""
+        """Plain values: what the JSON API and `--json` give."""
         return asdict(self)
 
     @classmethod
@@ -66,43 +93,94 @@ class Table:
         return cls(rows, pairs, int(values["matches"]), float(values["computed"]))
 
 
-def compute(records: Sequence[MatchRecord]) -> Table:
+def compute(records: Iterable[MatchRecord]) -> Table:
+    """The full recomputation: every record, rated in match-id order."""
+    ordered = sorted(records, key=lambda r: order_key(r.match_id))
     pairs = {
         bot: {other: Pairing(score, n) for other, (score, n) in row.items()}
-        for bot, row in head_to_head(records).items()
+        for bot, row in head_to_head(ordered).items()
     }
-    return Table(tuple(standings(records)), pairs, len(records), time.time())
+    return Table(tuple(standings(ordered)), pairs, len(ordered), time.time())
 
 
-# Results are only ever added, so a table over more matches is the newer one: two jobs refreshing
-# at once can finish in either order without an older table overwriting a newer one.
-_STORE_IF_NEWER = """
-local current = redis.call('GET', KEYS[1])
-if current then
-  local ok, decoded = pcall(cjson.decode, current)
-  if ok and tonumber(decoded['matches']) > tonumber(ARGV[2]) then return 0 end
-end
-redis.call('SET', KEYS[1], ARGV[1])
-return 1
-"""
+@dataclass(frozen=True, slots=True)
+class ScopeKeys:
+    """The Redis keys of one stored leaderboard."""
+
+    base: str
+
+    @property
+    def meta(self) -> str:
+        """Hash: `built`, `matches`, `updated`, `floor` (the last order key out of the window), and
+        `cursor:{tournament id}`: how many entries of its results list are in."""
+        return f"{self.base}:meta"
+
+    @property
+    def ratings(self) -> str:
+        return f"{self.base}:ratings"  # hash: bot -> "mu sigma" (repr floats: exact)
+
+    @property
+    def tally(self) -> str:
+        return f"{self.base}:tally"  # hash: "bot count" -> integer (`standings.COUNTS`)
+
+    @property
+    def h2h(self) -> str:
+        return f"{self.base}:h2h"  # hash: "bot other" -> half-points bot scored against other
+
+    @property
+    def met(self) -> str:
+        return f"{self.base}:met"  # hash: "bot other" -> tables they shared
+
+    @property
+    def steps(self) -> str:
+        return f"{self.base}:steps"  # hash: order key -> JSON {id, bots, ranks, before}
+
+    @property
+    def order(self) -> str:
+        return f"{self.base}:order"  # sorted set, all scores 0: the window's order keys
+
+    @property
+    def dirty(self) -> str:
+        return f"{self.base}:dirty"  # set: tournaments with results not taken in yet
+
+    @property
+    def lock(self) -> str:
+        return f"{self.base}:lock"
+
+    @property
+    def state(self) -> tuple[str, ...]:
+        """What a rebuild writes from scratch."""
+        return (self.meta, self.ratings, self.tally, self.h2h, self.met, self.steps, self.order)
 
 
-def store(client: redis.Redis, prefix: str, scope: str, records: Sequence[MatchRecord]) -> Table:
-    """Compute and store the table, unless a table over more matches is stored already."""
-    table = compute(records)
-    client.eval(_STORE_IF_NEWER, 1, key(prefix, scope), json.dumps(table.to_dict()), table.matches)
-    return table
+def key(prefix: str, scope: str) -> str:
+    """The scope's key base; until this version the table itself, as JSON (removed by a rebuild)."""
+    return f"{prefix}:leaderboard:{scope}"
+
+
+def scope_keys(prefix: str, scope: str) -> ScopeKeys:
+    return ScopeKeys(key(prefix, scope))
 
 
 def load(client: redis.Redis, prefix: str, scope: str) -> Table | None:
-    raw = client.get(key(prefix, scope))
-    return Table.from_dict(json.loads(raw)) if raw is not None else None
-
-
-def refresh(client: redis.Redis, prefix: str, tournament_id: str) -> None:
-    """Recompute the tournament's and the overall leaderboard from every recorded match."""
-    store(client, prefix, tournament_id, match_records(client, prefix, tournament_id))
-    store(client, prefix, ALL, match_records(client, prefix, None))
+    """The stored table, or None before any job stored one."""
+    keys = scope_keys(prefix, scope)
+    with client.pipeline(transaction=True) as pipe:  # one snapshot of every part
+        for part in (keys.meta, keys.ratings, keys.tally, keys.h2h, keys.met):
+            pipe.hgetall(part)
+        meta, ratings, tallies, halves, met = (_texts(values) for values in pipe.execute())
+    if not meta.get("built"):
+        return None
+    counts: dict[str, dict[str, int]] = {}
+    for field, value in tallies.items():
+        bot, _, name = field.rpartition(" ")
+        counts.setdefault(bot, dict.fromkeys(COUNTS, 0))[name] = int(value)
+    rows = ranked(row(bot, _rating(ratings[bot]), totals) for bot, totals in counts.items())
+    pairs: dict[str, dict[str, Pairing]] = {}
+    for field, tables in met.items():
+        bot, other = field.split(" ")
+        pairs.setdefault(bot, {})[other] = Pairing(*pairing(int(halves.get(field, 0)), int(tables)))
+    return Table(tuple(rows), pairs, int(meta.get("matches", 0)), float(meta.get("updated", 0.0)))
 
 
 def current(client: redis.Redis, prefix: str, tournament_id: str | None,
@@ -113,3 +191,214 @@ def current(client: redis.Redis, prefix: str, tournament_id: str | None,
     if stored is not None:
         return stored
     return compute(records if records is not None else match_records(client, prefix, tournament_id))
+
+
+def refresh(client: redis.Redis, prefix: str, tournament_id: str) -> None:
+    """Take the tournament's new results into its table and the overall one (a job calls this after
+    recording its match); returns at once if another job holds a table's lock, which then takes them."""
+    for scope in (tournament_id, ALL):
+        client.sadd(scope_keys(prefix, scope).dirty, tournament_id)
+        _drain(client, prefix, scope, rebuild=False)
+
+
+def rebuild(client: redis.Redis, prefix: str, scope: str) -> Table:
+    """Recompute the scope's table from every recorded match (`uno-arena leaderboard --refresh`)."""
+    _drain(client, prefix, scope, rebuild=True)
+    table = load(client, prefix, scope)
+    assert table is not None  # just built
+    return table
+
+
+def _drain(client: redis.Redis, prefix: str, scope: str, rebuild: bool) -> None:
+    """Hold the scope's lock and take marked results in until none is left (or the budget is spent).
+
+    A job that marked its tournament and found the lock taken relies on the holder: the holder checks
+    for marks after releasing the lock, so a mark made while it held the lock is never left behind.
+    """
+    keys = scope_keys(prefix, scope)
+    deadline = time.monotonic() + HOLD_BUDGET_S
+    waited_until = time.monotonic() + WAIT_FOR_LOCK_S
+    pause = 0.01
+    while True:
+        token = secrets.token_hex(8)
+        if not client.set(keys.lock, token, nx=True, px=LOCK_MS):
+            if not rebuild or time.monotonic() > waited_until:
+                return
+            time.sleep(pause)  # a forced rebuild waits its turn (the holder is mid-update)
+            pause = min(pause * 2, 0.5)
+            continue
+        claimed: set[str] = set()
+        try:
+            popped: list[bytes] | None = client.spop(keys.dirty, 1 << 30)  # type: ignore[assignment]
+            claimed = {text(t) for t in popped or []}
+            if claimed or rebuild:
+                _update(client, prefix, scope, claimed, rebuild)
+        except BaseException:
+            if claimed:  # leave them marked for the next update
+                client.sadd(keys.dirty, *claimed)
+            raise
+        finally:
+            client.eval(_RELEASE, 1, keys.lock, token)
+        rebuild = False
+        if not client.scard(keys.dirty) or time.monotonic() > deadline:
+            return
+
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+
+def _update(client: redis.Redis, prefix: str, scope: str, claimed: set[str], rebuild: bool) -> None:
+    """One update under WATCH of `meta`: retried from a fresh read if another writer committed first."""
+    keys = scope_keys(prefix, scope)
+    while True:
+        with client.pipeline(transaction=True) as pipe:
+            try:
+                pipe.watch(keys.meta)  # type: ignore[no-untyped-call]
+                meta = _texts(pipe.hgetall(keys.meta))
+                if rebuild or not meta.get("built") or not _add(client, pipe, prefix, keys, meta, claimed):
+                    _rebuild(client, pipe, prefix, scope, keys)
+                return
+            except redis.WatchError:
+                continue
+
+
+def _add(client: redis.Redis, pipe: Any, prefix: str, keys: ScopeKeys, meta: Mapping[str, str],
+         tournaments: Iterable[str]) -> bool:  # fmt: skip
+    """Add the tournaments' results recorded since the last update; False if one is older than the
+    window (the caller rebuilds)."""
+    cursors = {t: int(meta.get(f"cursor:{t}", 0)) for t in tournaments}
+    with client.pipeline(transaction=False) as reads:
+        for tournament_id, start in cursors.items():
+            reads.lrange(Keys(prefix, tournament_id).results, start, -1)
+        listed = reads.execute()
+    ids = {t: [text(i) for i in found] for t, found in zip(cursors, listed, strict=True)}
+    records = _records(client, prefix, [i for found in ids.values() for i in found])
+    if not records:
+        pipe.unwatch()
+        return True
+    arrived = sorted((outcome(r) for r in records), key=lambda o: order_key(o.match_id))
+    lowest = order_key(arrived[0].match_id)
+    if meta.get("floor") and lowest < meta["floor"]:
+        return False
+    # Undo the kept steps after the earliest arrival, newest first, then rate everything from there.
+    later = [text(k) for k in client.zrangebylex(keys.order, f"({lowest}", "+")]
+    kept_steps = client.hmget(keys.steps, later) if later else []
+    if None in kept_steps:  # not as written (an interrupted rebuild?): rebuild
+        return False
+    undone = [json.loads(raw) for raw in kept_steps if raw is not None]
+    bots = sorted({bot for o in arrived for bot in o.bots} | {bot for s in undone for bot in s["bots"]})
+    ratings = {bot: _rating(raw) for bot, raw in zip(bots, client.hmget(keys.ratings, bots), strict=True)
+               if raw is not None}  # fmt: skip
+    for undo in reversed(undone):
+        for bot, before in zip(undo["bots"], undo["before"], strict=True):
+            if before is None:
+                ratings.pop(bot, None)
+            else:
+                ratings[bot] = Rating(*before)
+    redo = sorted([*arrived, *(Outcome(s["id"], tuple(s["bots"]), tuple(s["ranks"])) for s in undone)],
+                  key=lambda o: order_key(o.match_id))  # fmt: skip
+    steps = {}
+    for match in redo:
+        steps[order_key(match.match_id)] = _step_json(match, ratings)
+        ratings.update(step(ratings, match))
+    new_keys = [order_key(o.match_id) for o in arrived]
+    excess = client.zcard(keys.order) + len(new_keys) - WINDOW
+    oldest_keys: list[bytes] = client.zrange(keys.order, 0, excess - 1) if excess > 0 else []  # type: ignore[assignment]
+    oldest = [text(k) for k in oldest_keys]
+    dropped = sorted([*oldest, *new_keys])[: max(excess, 0)]
+    kept = {k: v for k, v in steps.items() if k not in set(dropped)}
+    added = {k: 0 for k in new_keys if k in kept}
+
+    pipe.multi()
+    pipe.hset(keys.ratings, mapping={bot: _rating_text(r) for bot, r in ratings.items()})
+    if kept:
+        pipe.hset(keys.steps, mapping=kept)
+    if added:
+        pipe.zadd(keys.order, added)
+    if dropped:
+        pipe.zrem(keys.order, *dropped)
+        pipe.hdel(keys.steps, *dropped)
+        pipe.hset(keys.meta, "floor", max(dropped[-1], meta.get("floor", "")))
+    _add_counts(pipe, keys, records)
+    pipe.hset(keys.meta, mapping={**{f"cursor:{t}": cursors[t] + len(ids[t]) for t in cursors},
+                                  "updated": repr(time.time())})  # fmt: skip
+    pipe.hincrby(keys.meta, "matches", len(records))
+    pipe.execute()
+    return True
+
+
+def _add_counts(pipe: Any, keys: ScopeKeys, records: Iterable[MatchRecord]) -> None:
+    """HINCRBY the order-free sums, summed over the records first (one command per field)."""
+    counts: dict[str, int] = {}
+    halves: dict[str, int] = {}
+    met: dict[str, int] = {}
+    for record in records:
+        for bot, added in tally(record).items():
+            for name, count in added.items():
+                counts[f"{bot} {name}"] = counts.get(f"{bot} {name}", 0) + count
+        for bot, other, half_points in pair_scores(outcome(record)):
+            halves[f"{bot} {other}"] = halves.get(f"{bot} {other}", 0) + half_points
+            met[f"{bot} {other}"] = met.get(f"{bot} {other}", 0) + 1
+    for target, sums in ((keys.tally, counts), (keys.h2h, halves), (keys.met, met)):
+        for field, value in sums.items():
+            pipe.hincrby(target, field, value)
+
+
+def _rebuild(client: redis.Redis, pipe: Any, prefix: str, scope: str, keys: ScopeKeys) -> None:
+    """Write the scope from scratch from every recorded match (the caller WATCHes `meta`)."""
+    tournaments = list_ids(client, prefix) if scope == ALL else [scope]
+    with client.pipeline(transaction=False) as reads:
+        for tournament_id in tournaments:
+            reads.lrange(Keys(prefix, tournament_id).results, 0, -1)
+        listed = [[text(i) for i in found] for found in reads.execute()]
+    records = sorted(_records(client, prefix, [i for found in listed for i in found]),
+                     key=lambda r: order_key(r.match_id))  # fmt: skip
+    ratings: dict[str, Rating] = {}
+    steps = {}
+    for match in (outcome(r) for r in records):
+        steps[order_key(match.match_id)] = _step_json(match, ratings)
+        ratings.update(step(ratings, match))
+    window = sorted(steps)[-WINDOW:]
+    floor = sorted(steps)[-WINDOW - 1] if len(steps) > WINDOW else ""
+
+    pipe.multi()
+    pipe.delete(key(prefix, scope), *keys.state)
+    if ratings:
+        pipe.hset(keys.ratings, mapping={bot: _rating_text(r) for bot, r in ratings.items()})
+    if window:
+        pipe.hset(keys.steps, mapping={k: steps[k] for k in window})
+        pipe.zadd(keys.order, dict.fromkeys(window, 0))
+    _add_counts(pipe, keys, records)
+    cursors = {f"cursor:{t}": len(found) for t, found in zip(tournaments, listed, strict=True)}
+    pipe.hset(keys.meta, mapping={**cursors, "built": 1, "matches": len(records), "floor": floor,
+                                  "updated": repr(time.time())})  # fmt: skip
+    pipe.execute()
+
+
+def _records(client: redis.Redis, prefix: str, match_ids: Sequence[str]) -> list[MatchRecord]:
+    with client.pipeline(transaction=False) as reads:
+        for match_id in match_ids:
+            reads.hget(match_key(prefix, match_id), "summary")
+        return [MatchRecord.from_json(raw) for raw in reads.execute() if raw is not None]
+
+
+def _step_json(match: Outcome, ratings: Mapping[str, Rating]) -> str:
+    """A kept step: the outcome, and its bots' ratings before it (None: not rated yet)."""
+    before = [[r.mu, r.sigma] if (r := ratings.get(bot)) is not None else None for bot in match.bots]
+    return json.dumps({"id": match.match_id, "bots": match.bots, "ranks": match.ranks, "before": before})
+
+
+def _rating_text(rating: Rating) -> str:
+    return f"{rating.mu!r} {rating.sigma!r}"
+
+
+def _rating(raw: bytes | str) -> Rating:
+    mu, sigma = text(raw).split(" ")
+    return Rating(float(mu), float(sigma))
+
+
+def _texts(values: Mapping[Any, Any]) -> dict[str, str]:
+    return {text(k): text(v) for k, v in values.items()}
