@@ -180,6 +180,57 @@ def test_a_second_ctrl_c_stops_the_bot_at_once_and_its_seat_forfeits(
     assert stays.process.wait(30) == 0
 
 
+STUCK_BOT = '''
+import threading
+
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+
+
+class StuckBot(GreedyBot):
+    """Plays its first decisions, then one `decide` never returns (the server answers its deadlines)."""
+
+    def __init__(self):
+        self.decisions = 0
+
+    def decide(self, observation):
+        self.decisions += 1
+        if self.decisions == 5:
+            print("stuck in decide", flush=True)
+            threading.Event().wait()
+        return super().decide(observation)
+'''
+
+
+def test_a_second_ctrl_c_stops_a_bot_whose_decide_never_returns(
+    tmp_path: Path, match_server: RunningServer, paced_bots: tuple[BotProcess, BotProcess]
+) -> None:
+    """The decision threads are daemons: a `decide` stuck for ever cannot keep `bot run` alive."""
+    assert paced_bots[0].name == "stays"  # the match's other seat
+    (tmp_path / "stuck_bot.py").write_text(STUCK_BOT)
+    env = {**os.environ, "UNO_ARENA_BOT_TOKEN": match_server.register("stuck")}
+    command = [sys.executable, "-m", "uno_arena.cli", "bot", "run", "stuck_bot.py:StuckBot", "--name", "stuck",
+               "--server", match_server.address]  # fmt: skip
+    process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    assert process.stderr is not None and process.stdout is not None
+    output = Output(process.stderr)
+    printed = Output(process.stdout)
+    try:
+        output.wait_for(r"stuck connected to ")
+        progress = start_match(match_server.address, match_server.control_token, "bot-stuck",
+                               ["stays", "stuck"], decision_timeout_ms=200, disconnect_grace_ms=300)  # fmt: skip
+        printed.wait_for("stuck in decide")
+        process.send_signal(signal.SIGINT)
+        output.wait_for(r"draining: finishing 1 running match ")
+        process.send_signal(signal.SIGINT)
+        assert process.wait(10) == 1  # at once, though a decide() is still running
+        assert "stuck stopped: 1 running match forfeited" in output.finish()
+        assert list(finished_of(progress).result.forfeited) == [1]
+    finally:
+        process.kill()
+        process.wait(30)
+
+
 class ServerProcess:
     """`uno-arena server` on a free port, with two in-process SDK bots connected to it."""
 

@@ -8,10 +8,13 @@ new match, plays the running ones to their end and returns once the server ends 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import inspect
 import logging
+import queue
 import random
+import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -316,7 +319,8 @@ class BotClient:
             if inspect.iscoroutinefunction(self.bot.decide):
                 action = await asyncio.wait_for(self.bot.decide(observation), budget)
             else:
-                action = await asyncio.wait_for(asyncio.to_thread(self.bot.decide, observation), budget)
+                running = _DECISION_THREADS.submit(self.bot.decide, observation)
+                action = await asyncio.wait_for(asyncio.wrap_future(running), budget)
         except Exception as error:
             if isinstance(error, TimeoutError) and loop.time() - started >= budget:  # not the bot's own
                 log.warning("decide() took longer than %.2f s: answering %s", budget, legal.safe_default())
@@ -330,6 +334,50 @@ class BotClient:
             log.error("%s: answering %s", failure, legal.safe_default())
             return legal.safe_default(), failure
         return action, None
+
+
+class _DecisionThread(threading.Thread):
+    """Runs a synchronous `decide` and then waits for the next; a daemon, so that a `decide` that never
+    returns cannot keep the process alive after its last Ctrl-C (the threads of `asyncio.to_thread`'s
+    executor are joined at exit: `bot run` would hang for ever)."""
+
+    def __init__(self, pool: _DecisionThreads) -> None:
+        super().__init__(name="decide", daemon=True)
+        self.pool = pool
+        self.jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any, concurrent.futures.Future[Any]]] = (
+            queue.SimpleQueue()
+        )
+
+    def run(self) -> None:
+        while True:
+            function, argument, future = self.jobs.get()
+            if future.set_running_or_notify_cancel():
+                try:
+                    future.set_result(function(argument))
+                except BaseException as error:  # the bot's own failure, reported by `_choose`
+                    future.set_exception(error)
+            self.pool.idle.append(self)  # free for the next decision (list.append is atomic)
+
+
+class _DecisionThreads:
+    """Daemon threads for `decide`, reused when idle; one more is started only while all are busy
+    (several matches at once, or a `decide` still running after its deadline)."""
+
+    def __init__(self) -> None:
+        self.idle: list[_DecisionThread] = []
+
+    def submit(self, function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        try:
+            thread = self.idle.pop()
+        except IndexError:
+            thread = _DecisionThread(self)
+            thread.start()
+        thread.jobs.put((function, argument, future))
+        return future
+
+
+_DECISION_THREADS = _DecisionThreads()
 
 
 async def run_bot(
