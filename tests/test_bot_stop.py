@@ -208,8 +208,8 @@ def test_a_second_ctrl_c_stops_a_bot_whose_decide_never_returns(
     assert paced_bots[0].name == "stays"  # the match's other seat
     (tmp_path / "stuck_bot.py").write_text(STUCK_BOT)
     env = {**os.environ, "UNO_ARENA_BOT_TOKEN": match_server.register("stuck")}
-    command = [sys.executable, "-m", "uno_arena.cli", "bot", "run", "stuck_bot.py:StuckBot", "--name", "stuck",
-               "--server", match_server.address]  # fmt: skip
+    command = [sys.executable, "-m", "uno_arena.cli", "bot", "run", "stuck_bot.py:StuckBot",
+               "--name", "stuck", "--server", match_server.address]  # fmt: skip
     process = subprocess.Popen(command, env=env, cwd=tmp_path, stderr=subprocess.PIPE, stdout=subprocess.PIPE,
                                text=True)  # fmt: skip
     assert process.stderr is not None and process.stdout is not None
@@ -217,8 +217,9 @@ def test_a_second_ctrl_c_stops_a_bot_whose_decide_never_returns(
     printed = Output(process.stdout)
     try:
         output.wait_for(r"stuck connected to ")
-        progress = start_match(match_server.address, match_server.control_token, "bot-stuck",
-                               ["stays", "stuck"], decision_timeout_ms=200, disconnect_grace_ms=300)  # fmt: skip
+        seats = ["stays", "stuck"]
+        progress = start_match(match_server.address, match_server.control_token, "bot-stuck", seats,
+                               decision_timeout_ms=200, disconnect_grace_ms=300)  # fmt: skip
         printed.wait_for("stuck in decide")
         process.send_signal(signal.SIGINT)
         output.wait_for(r"draining: finishing 1 running match ")
