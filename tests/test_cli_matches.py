@@ -57,7 +57,7 @@ def test_the_matches_are_listed_with_ids_results_forfeits_and_faults(
         "pages-m00002": "pages-m00002 bob, carol failed bot 'carol' is not connected",
         "pages-m00003": "pages-m00003 alice, carol running",
     }
-    assert "matches 1-4 of 4; one of them hand by hand: uno-arena replay pages-m00000" in result.output
+    assert "matches 1-4 of 4; one of them hand by hand: uno-arena replay pages-m00001" in result.output
     assert "match 2: bot 'carol'" not in result.output  # the failed list is the table's, with --matches
 
 
@@ -96,3 +96,17 @@ def test_without_matches_status_is_as_before(redis_prefix: tuple[redis.Redis, st
     four_matches(client, prefix)
     output = status(prefix).output
     assert "match 2: bot 'carol' is not connected" in output and "pages-m00001" not in output
+
+
+def test_a_replay_is_suggested_only_of_a_recorded_match(redis_prefix: tuple[redis.Redis, str]) -> None:
+    client, prefix = redis_prefix
+    four_matches(client, prefix)
+    unrecorded = status(prefix, "--matches", "--limit", "1").output  # match 0: scheduled, not recorded
+    assert "matches 1-1 of 4; next: --from 1; none of them recorded yet" in unrecorded
+    assert "replay pages-m00000" not in unrecorded
+    later = status(prefix, "--matches", "--from", "2").output  # failed and running: neither replays
+    assert "none of them recorded yet" in later and "replay pages-m0000" not in later
+    recorded = status(prefix, "--matches", "--from", "1", "--limit", "1").output
+    assert "one of them hand by hand: uno-arena replay pages-m00001" in recorded
+    assert CliRunner().invoke(cli, ["replay", "pages-m00001", "--redis-url", REDIS_URL, "--key-prefix",
+                                    prefix]).exit_code == 0  # fmt: skip

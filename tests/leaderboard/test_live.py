@@ -235,3 +235,48 @@ def test_the_running_matches_of_a_tournament(feed: live.LiveFeed) -> None:
         assert json.loads(status_of(running_url)[1]) == {"running": []}
         status, body = status_of(f"{url}/api/tournament/nope/running")
         assert status == 404 and "error" in json.loads(body)
+
+
+def test_faults_are_sent_in_order_with_the_events_and_resumed_across_both(feed: live.LiveFeed) -> None:
+    client, prefix = feed.client, feed.keys.prefix
+    fault = pb.Fault(match_id=feed.match_id, seat=1, kind=pb.FAULT_KIND_TIMEOUT, detail="no answer in 50 ms",
+                     applied=pb.Action(id=108, kind=pb.ACTION_KIND_DRAW, text="draw"), strikes=3,
+                     forfeited=True, action_index=0, event_index=1)  # fmt: skip
+    feed.start()
+    feed.write([[pb.Event(hand_started=pb.HandStarted(number=1))], fault, [played(1, pb.RANK_3)]])
+    feed.end(recorded=True)
+    with web(client, prefix, block_ms=200) as url:
+        events_url = f"{url}/match/{feed.match_id}/events"
+        messages = list(follow(events_url))
+        assert [m.event for m in messages] == ["start", "events", "fault", "events", "end"]
+        draw = {"id": 108, "kind": "ACTION_KIND_DRAW", "text": "draw"}
+        assert messages[2].json() == {  # the replay JSON's `finished.faults[]` shape
+            "match_id": feed.match_id, "seat": 1, "kind": "FAULT_KIND_TIMEOUT",
+            "detail": "no answer in 50 ms",
+            "applied": draw, "strikes": 3, "forfeited": True, "action_index": 0, "event_index": 1,
+        }  # fmt: skip
+        resumed = list(follow(events_url, last_id=messages[1].id))  # after the events, before the fault
+        assert [(m.event, m.id) for m in resumed] == [(m.event, m.id) for m in messages[2:]]
+        assert [m.event for m in follow(events_url, last_id=messages[2].id)] == ["events", "end"]
+
+
+def test_a_resume_id_the_stream_never_sent_is_refused(feed: live.LiveFeed) -> None:
+    client, prefix = feed.client, feed.keys.prefix
+    feed.start()
+    feed.append([played(0, pb.RANK_7)])
+    with web(client, prefix, block_ms=200) as url:
+        events_url = f"{url}/match/{feed.match_id}/events"
+        stream = EventStream(events_url)
+        messages = stream.messages()
+        start, events = next(messages), next(messages)
+        stream.close()
+        assert start.id is not None and events.id is not None
+        milliseconds, sequence = (int(part) for part in events.id.split("-"))
+        for never_sent in (f"{milliseconds}-{sequence + 1}", f"{milliseconds + 3_600_000}-0",
+                           "99999999999999999999-0"):  # fmt: skip
+            refused = EventStream(events_url, last_id=never_sent)
+            assert refused.status == 400, never_sent
+            assert "not an id this stream sent" in refused.response.read().decode()
+            refused.close()
+        feed.end(recorded=True)
+        assert [m.event for m in follow(events_url, last_id=start.id)] == ["events", "end"]  # a sent id: fine

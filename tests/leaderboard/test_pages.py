@@ -202,7 +202,47 @@ def test_the_pages_fit_400_px(played: Played, site: str, narrow_browser: Any) ->
         assert one_line(narrow_browser, nav), path  # the nav does not wrap
         for cell in narrow_browser.find_elements(By.CSS_SELECTOR, "td.win-rate"):
             assert one_line(narrow_browser, cell), path
+        for tick in narrow_browser.find_elements(By.CSS_SELECTOR, "svg.rating-chart text"):
+            assert rendered_font_px(narrow_browser, tick) >= 10, tick.text  # readable, not shrunk
         whole_page(narrow_browser, name)
+
+
+def rendered_font_px(driver: Any, text: Any) -> float:
+    """The font size an SVG text is drawn at: its CSS size scaled as its SVG is (viewBox to the page)."""
+    size: float = driver.execute_script(
+        "const svg = arguments[0].ownerSVGElement;"
+        "const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;"
+        "return parseFloat(getComputedStyle(arguments[0]).fontSize) * scale;",
+        text,
+    )
+    return size
+
+
+def test_the_index_fits_1280_px_with_every_house_rule(
+    redis_prefix: tuple[redis.Redis, str], browser: Any
+) -> None:
+    client, prefix = redis_prefix
+    bots = [f"house-bot-{n}" for n in range(6)]
+    for bot in bots:
+        identity.register_bot(client, prefix, bot)
+    rules = {"stacking": True, "jump_in": True, "seven_zero": True, "multi_play": True, "hand_size": 5,
+             "draw_until_playable": True}  # fmt: skip
+    values = {"name": "every-house-rule-and-then-some", "bots": bots, "seats": 4, "rules": rules}
+    spec = spec_from_dict(values)
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    with serving(create_app(client, prefix)) as url:
+        browser.get(f"{url}/")
+        box = browser.find_element(By.CSS_SELECTOR, "div.scroll:has(> table#tournaments)")
+        assert browser.execute_script("return arguments[0].scrollWidth - arguments[0].clientWidth;", box) == 0
+        assert horizontal_overflow(browser) == 0
+        row = next(r for r in rows(browser, "tournaments") if tournament_id in r.text)
+        cell = row.find_element(By.CSS_SELECTOR, "td.rules")
+        assert cell.text.replace("\n", " ") == (  # all of it, wrapped onto lines of its own cell
+            "house rules: stacking, jump_in, seven_zero, multi_play; "
+            "options: hand_size=5, draw_until_playable=true"
+        )
+        assert not one_line(browser, cell)
+        screenshot(browser, "index-house-rules")
 
 
 # --- a page that follows its tournament, part by part, and stops -----------------------------------

@@ -1,8 +1,10 @@
 """The match viewer in Debian's headless chromium, on real matches: a real server's match in which a bot
 stops answering and forfeits, stepped through by keys, buttons, the scrubber and step links; the table's
-state at every step checked against the rules core's; a live match of a real tournament (a real worker
-following the server's Spectate stream) followed to its end; the 400 px layout. Screenshots:
-match-replay, match-live, match-narrow."""
+state at every step checked against the rules core's; a house-rules match whose swaps and passes never
+show a card twice and whose UNO marks are the calls that count; a match the server ended inside a hand;
+a live match of a real tournament (a real worker following the server's Spectate stream) followed to
+its end, and a live feed's faults; the 400 px layout. Screenshots: match-replay, match-live,
+match-narrow."""
 
 from __future__ import annotations
 
@@ -30,16 +32,18 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.conftest import RunningServer
 from tests.leaderboard.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
 from tests.leaderboard.test_web import status_of
+from tests.records.test_replay import forfeited_match
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import TestBot, eager, play_match
 from tests.workers.harness import WorkerProcess
 from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity, live
 from uno_arena.records.match import RecordedMatch, load_match, record
-from uno_arena.records.replay import recorded_match, write_replay_file
+from uno_arena.records.replay import automatic_events, placed_faults, recorded_match, write_replay_file
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys
 from uno_arena.rules import RulesConfig, eager_random_policy, new_match, observe, play
+from uno_arena.rules.hand import Phase
 from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.server import wire
@@ -227,6 +231,10 @@ def test_a_replay_is_stepped_through_and_its_forfeit_stands_out(forfeited: Recor
         assert later, "the forfeited seat played on by default actions (draw, keep)"
         automatic = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{later[0]}"]')
         assert "mark-auto" in automatic.get_attribute("class") and "automatic" in automatic.text
+        # exactly the events the text replay marks `[automatic]`: the replay JSON's automatic_events
+        marked = browser.find_elements(By.CSS_SELECTOR, "#steps li.mark-auto")
+        expected = {i + 1 for i in automatic_events(match, placed_faults(match)[0])}
+        assert {int(item.get_attribute("data-step")) for item in marked} == expected and expected
         browser.set_window_size(1280, 1500)  # the whole viewer: summary, table, controls
         browser.execute_script("window.scrollTo(0, 0);")
         screenshot(browser, "match-replay")
@@ -287,6 +295,13 @@ def test_the_table_at_every_step_is_the_rules_cores(forfeited: Recorded, browser
               states.forEach((s) => s.hands.forEach((h, seat) => {
                 if (h === null || h.length !== s.sizes[seat]) wrong.push(["hand", s.step, seat]);
               }));
+              // no card shown twice, after every event (a swap or a pass too): the deck's 108 cards are
+              // the hands', the draw pile's and the discards'
+              states.forEach((s) => {
+                const held = s.hands.reduce((total, h) => total + (h ? h.length : 0), 0);
+                const deck = held + s.pile + s.discards;
+                if (held && deck !== 108) wrong.push(["deck", s.step, held, s.pile, s.discards]);
+              });
             }
             return wrong.slice(0, 5);
             """,
@@ -325,11 +340,219 @@ def test_every_seat_fits_from_400_px_up(forfeited: Recorded, narrow_browser: Any
                 assert horizontal_overflow(driver) == 0, (match_id, step, driver.get_window_size())
             faces = driver.find_elements(By.CSS_SELECTOR, "#table .seat .card:not(.back)")
             assert faces and all(f.find_element(By.CLASS_NAME, "cname").text for f in faces[:20])
+            assert driver.execute_script(READ_CARDS) == []
+        marks = browser.execute_script(COLOUR_MARKS)
+        assert len(marks) == 5 and len(set(marks.values())) == 5 and all(marks.values()), marks
         narrow_browser.get("about:blank")
         narrow_browser.get(f"{url}/match/{forfeited.match.match_id}#step=60")
         at_step(narrow_browser, 60)
-        narrow_browser.execute_script("document.getElementById('now').scrollIntoView();")
+        # the table at the top of the window: the step and the controls on screen with it, the list after
+        where = narrow_browser.execute_script(NARROW_ORDER)
+        assert where["order"] == sorted(where["order"]), where
+        assert abs(where["tableTop"]) < 1, where
+        (now_top, now_bottom), (buttons_top, buttons_bottom) = where["now"], where["buttons"]
+        assert 0 < now_top < now_bottom <= buttons_top < buttons_bottom <= where["window"], where
         screenshot(narrow_browser, "match-narrow")
+
+
+def house_rules_replay(folder: Path) -> tuple[RecordedMatch, set[int]]:
+    """A 4-seat match of the rules core under every house rule, as a replay file in `folder`; and the
+    steps whose UNO call counts: the player held one card once its play was whole (after the cards it
+    also laid, its swaps and passes), as the rules core's hand says after that play's last action."""
+    rules = RulesConfig(players=4, target_score=200, stacking=True, jump_in=True, seven_zero=True,
+                        multi_play=True)  # fmt: skip
+    match = new_match(rules, random.Random(5))
+    policy = eager_random_policy(random.Random(5))
+    boundaries: list[tuple[int, bool, list[int]]] = []  # after each action: events, play whole?, hand sizes
+    while match.result is None:
+        play(match, policy(observe(match, match.hand.to_move)), match.hand.to_move)
+        whole = match.result is not None or match.hand.phase not in (Phase.LAY, Phase.SWAP)
+        boundaries.append((len(match.events), whole, [len(cards) for cards in match.hand.cards]))
+    events = [wire.event(e) for e in match.events]
+    counted = set()
+    for i, event in enumerate(events):
+        if event.WhichOneof("kind") == "played" and event.played.uno:
+            end, _, sizes = next(b for b in boundaries if b[0] > i and b[1])
+            ended = any(e.HasField("hand_ended") for e in events[i:end])  # it went out
+            if not ended and sizes[event.played.seat] == 1:
+                counted.add(i + 1)
+    names = ["ada", "bob", "carol", "dave"]
+    result = wire.match_result("house-rules", wire.MATCH_ENDS[match.result.reason], match.result.winners,
+                               match.result.totals, match.hand_results, names, [], [0] * 4)  # fmt: skip
+    finished = control_pb2.FinishedMatch(result=result, event_count=len(events), seed=5,
+                                         rules=wire.rules(match.config),
+                                         actions=[a.id for a in match.actions])  # fmt: skip
+    recorded = recorded_match(finished, events)
+    write_replay_file(recorded, folder)
+    return recorded, counted
+
+
+# every step of the page: per seat its size and face-up cards; the draw pile; the discards; UNO marks
+EVERY_STEP = """
+const viewer = window.unoViewer, shown = [];
+for (let step = 1; step <= viewer.events.length; step += 1) {
+  viewer.go(step);
+  const seats = Array.from(document.querySelectorAll("#table .seat"))
+    .sort((a, b) => a.dataset.seat - b.dataset.seat);
+  shown.push({
+    sizes: seats.map((seat) => Number(seat.querySelector(".size").dataset.size)),
+    faces: seats.map((seat) => seat.querySelectorAll(".card:not(.back)").length),
+    pile: Number(document.getElementById("draw-pile").textContent),
+    discards: Number(document.getElementById("discards").textContent),
+    uno: (viewer.marks[step - 1] || []).some(([cls]) => cls === "uno"),
+  });
+}
+return shown;
+"""
+
+
+def test_swaps_and_passes_exchange_hands_at_once_and_uno_marks_only_calls_that_count(
+    redis_prefix: tuple[redis.Redis, str], browser: Any, tmp_path: Path
+) -> None:
+    """Seven-0 under multi_play: at every step the cards face up, the draw pile and the discards are the
+    deck's 108 cards (a swap or a pass is one exchange, never a moment with a hand in two places); a swap
+    exchanges the two seats' hands at its own step; a 0's pass moves every hand one seat; an UNO mark
+    only where the call counts."""
+    match, counted = house_rules_replay(tmp_path)
+    events = match.events
+    kinds = [e.WhichOneof("kind") for e in events]
+    assert kinds.count("swapped") >= 3 and kinds.count("hands_passed") >= 1
+    calls = sum(kind == "played" and e.played.uno for kind, e in zip(kinds, events, strict=True))
+    assert counted and calls > len(counted)  # calls on a 7 or a 0 that did not leave one card
+    client, prefix = redis_prefix
+    with serving(create_app(client, prefix, replays=tmp_path)) as url:
+        browser.get(f"{url}/match/house-rules")
+        at_step(browser, 1)
+        shown = browser.execute_script(EVERY_STEP)
+    assert len(shown) == len(events)
+    for step, now in enumerate(shown, 1):
+        if sum(now["sizes"]):  # once dealt
+            assert now["faces"] == now["sizes"], step
+            assert sum(now["faces"]) + now["pile"] + now["discards"] == 108, (step, events[step - 1])
+    for i, kind in enumerate(kinds):
+        before, after = shown[i - 1]["sizes"], shown[i]["sizes"]
+        if kind == "swapped":
+            seat, other = events[i].swapped.seat, events[i].swapped.other
+            assert (after[seat], after[other]) == (before[other], before[seat]), i + 1
+            received = [events[i + 1].received, events[i + 2].received]
+            assert {(r.seat, r.count) for r in received} == {(seat, after[seat]), (other, after[other])}
+        if kind == "hands_passed":
+            way = events[i].hands_passed.direction
+            assert after == [before[(seat - way) % 4] for seat in range(4)], i + 1
+    assert {step for step, now in enumerate(shown, 1) if now["uno"]} == counted
+
+
+def test_a_match_the_server_ended_inside_a_hand_ends_with_its_result(
+    redis_prefix: tuple[redis.Redis, str], browser: Any, tmp_path: Path
+) -> None:
+    """Two seats, one forfeits: the log has no match_ended, so the last step is the result's end; the
+    summary says the hands as completed and the one it ended in, as the table does."""
+    match = forfeited_match(players=2)
+    write_replay_file(match, tmp_path)
+    assert not any(e.HasField("match_ended") for e in match.events)
+    started = sum(e.HasField("hand_started") for e in match.events)
+    completed = len(match.record.hands)
+    assert started == completed + 1
+    client, prefix = redis_prefix
+    with serving(create_app(client, prefix, replays=tmp_path)) as url:
+        browser.get(f"{url}/match/{match.match_id}")
+        at_step(browser, 1)
+        browser.find_element(By.ID, "last").click()
+        last = at_step(browser, len(match.events) + 1)
+        totals = ", ".join(str(t) for t in match.record.totals)
+        assert f"Match ends (forfeit): alice won; totals {totals}" in browser.find_element(By.ID, "now").text
+        assert last["hand"] == str(started)
+        hands = browser.find_element(By.ID, "hands").text
+        assert hands == f"{completed} completed (ended during hand {started})"
+        item = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{len(match.events) + 1}"]')
+        assert "from-result" in item.get_attribute("class")
+
+
+def public(event: pb.Event) -> pb.Event:
+    """`event` as a spectator sees it: no seat's cards (what the server's Spectate stream sends)."""
+    seen = pb.Event()
+    seen.CopyFrom(event)
+    kind = seen.WhichOneof("kind")
+    if kind in ("dealt", "drew", "received", "hand_shown"):
+        inner = getattr(seen, kind)
+        del inner.cards[:]
+        inner.hidden = True
+    return seen
+
+
+def test_a_live_match_shows_its_faults_and_forfeit_as_they_come(
+    redis_prefix: tuple[redis.Redis, str], browser: Any
+) -> None:
+    """A live feed (as a worker writes it) with a seat's two timeouts, the second forfeiting: each is
+    listed when it arrives and marked at its step once that step's event arrives; the seat is badged
+    "forfeited" from then on."""
+    client, prefix = redis_prefix
+    match = forfeited_match(players=3)
+    bots = list(match.record.bots)
+    for name in bots:
+        identity.register_bot(client, prefix, name)
+    tournament_id = lifecycle.create_checked(client, prefix, spec_from_dict({"name": "faults", "bots": bots}))
+    keys = Keys(prefix, tournament_id)
+    events = [public(e) for e in match.events]
+    first, second = match.finished.faults
+    feed = live.LiveFeed(client, keys, 0, bots)
+    feed.start()
+    feed.write([events[: first.event_index], first])  # the fault's own event has not come yet
+    with serving(create_app(client, prefix)) as url:
+        browser.get(f"{url}/match/{keys.match_id(0)}")
+        wait(browser, lambda d: table(d)["step"] == first.event_index, what="the events before the fault")
+        listed = wait(browser, lambda d: d.find_elements(By.CSS_SELECTOR, "#fault-list li"), what="the fault")
+        assert "carol timeout" in listed[0].text and browser.find_element(By.ID, "faults").is_displayed()
+        assert not browser.find_elements(By.CSS_SELECTOR, "#steps li.mark-fault, #timeline .marker.fault")
+
+        feed.write([events[first.event_index : second.event_index], second, events[second.event_index :]])
+        wait(browser, lambda d: table(d)["step"] == len(events), what="every event")
+        for fault in (first, second):
+            item = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{fault.event_index + 1}"]')
+            assert "mark-fault" in item.get_attribute("class") and "timeout" in item.text
+        forfeit = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{second.event_index + 1}"]')
+        assert "mark-forfeit" in forfeit.get_attribute("class")
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#timeline .marker.fault")) == 2
+        assert len(browser.find_elements(By.CSS_SELECTOR, "#timeline .marker.forfeit")) == 1
+        assert "forfeited" in browser.find_elements(By.CSS_SELECTOR, "#fault-list li")[1].text
+        seat = browser.find_element(By.CSS_SELECTOR, '#table .seat[data-seat="2"] .badges')
+        assert "forfeited" in seat.text
+        feed.end(recorded=False, reason="aborted")
+
+
+# every card face whose colour word is under 11 px or wider than the card
+READ_CARDS = """
+return Array.from(document.querySelectorAll("#table .card:not(.back)")).filter((card) => {
+  const word = card.querySelector(".cname");
+  return parseFloat(getComputedStyle(word).fontSize) < 11
+    || word.getBoundingClientRect().width > card.getBoundingClientRect().width;
+}).map((card) => card.dataset.card);
+"""
+# each colour's corner mark (a card of each drawn apart from the page)
+COLOUR_MARKS = """
+const marks = {};
+for (const colour of ["red", "yellow", "green", "blue", "wild"]) {
+  const card = document.createElement("span");
+  card.className = `card c-${colour}`;
+  document.body.append(card);
+  marks[colour] = getComputedStyle(card, "::before").content.replace(/"/g, "");
+  card.remove();
+}
+return marks;
+"""
+# at 400 px: the table, the step and the controls, the list of events, top to bottom (the list at the
+# window's top, where nothing is stuck); then, with the table's top at the window's top, where the step
+# and the buttons are in the window
+NARROW_ORDER = """
+const box = (selector) => document.querySelector(selector).getBoundingClientRect();
+document.getElementById("steps").scrollIntoView();
+const order = [box("#table").bottom, box(".dock").top, box(".dock").bottom, box("#steps").top];
+window.scrollTo(0, box("#table").top + window.scrollY);
+return {
+  order, now: [box("#now").top, box("#now").bottom], buttons: [box("#controls .buttons").top,
+  box("#controls .buttons").bottom], window: window.innerHeight, tableTop: box("#table").top,
+};
+"""
 
 
 class GatedGreedyBot(GreedyBot):

@@ -3,11 +3,13 @@ Unknown and malformed ids are 404s; a tournament id an older version stored neve
 
 from __future__ import annotations
 
+import http.client
 import json
 import shutil
 import struct
 import subprocess
 import urllib.error
+import urllib.parse
 import urllib.request
 import zlib
 from collections.abc import Iterator
@@ -24,7 +26,7 @@ from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity
 from uno_arena.records.match import record
 from uno_arena.records.spec import spec_from_dict
-from uno_arena.records.tournament import RESERVED_IDS, Keys, scheduled_match
+from uno_arena.records.tournament import RESERVED_IDS, Keys, TournamentStatus, scheduled_match, set_status
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
@@ -163,7 +165,7 @@ def test_a_tournaments_rules_show_on_its_page_in_the_list_and_in_its_json(
         assert 'id="rules"' not in overview  # every tournament: no one set of rules
         listed = overview[overview.index('id="tournaments"') :]
         row = listed[listed.index(f'<a href="/tournament/{house}">') :].split("</tr>")[0]
-        assert f'<td class="name">{said}</td>' in row
+        assert f'<td class="name text rules">{said}</td>' in row  # a cell that wraps
         table = json.loads(urllib.request.urlopen(f"{url}/api/leaderboard/{house}").read())
         assert table["rules"] == {"house_rules": ["stacking", "jump_in", "seven_zero", "multi_play"],
                                   "options": {"hand_size": 5}, "summary": said}  # fmt: skip
@@ -281,3 +283,69 @@ def test_an_id_stored_by_an_older_version_does_not_take_the_page_down(
         assert "broken" in page and "unreadable" in page
         assert status_of(f"{url}/tournament/base")[0] == 200
         assert status_of(f"{url}/tournament/base:state")[0] == 404
+
+
+def test_the_index_polls_while_any_tournament_can_change_its_standings(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
+    """Page 2 lists none of the running tournaments, but its overall standings change with them."""
+    client, prefix = redis_prefix
+    for bot in BOTS:
+        identity.register_bot(client, prefix, bot)
+    made = [lifecycle.create_checked(client, prefix, spec_from_dict({"name": f"page{i:02}", "bots": BOTS}))
+            for i in range(PAGE_SIZE + 1)]  # fmt: skip
+    for tournament_id in made:
+        set_status(client, Keys(prefix, tournament_id), TournamentStatus.FINISHED)
+    newest = Keys(prefix, made[-1])  # on page 1; page 2 lists only the oldest, made[0]
+    set_status(client, newest, TournamentStatus.RUNNING)
+    with serving(create_app(client, prefix)) as url:
+        second = urllib.request.urlopen(f"{url}/?page=2").read().decode()
+        assert f'"/tournament/{made[0]}"' in second and f'"/tournament/{made[-1]}"' not in second
+        assert 'data-poll="/api/tournaments?page=2"' in second and "Final" not in second
+        assert json.loads(urllib.request.urlopen(f"{url}/api/tournaments?page=2").read())["live"] is True
+
+        set_status(client, newest, TournamentStatus.CANCELLED)
+        client.hset(newest.state, "0", "running")  # cancelled, its match still being played out
+        assert json.loads(urllib.request.urlopen(f"{url}/api/tournaments?page=2").read())["live"] is True
+        client.hset(newest.state, "0", "done")
+        assert json.loads(urllib.request.urlopen(f"{url}/api/tournaments?page=2").read())["live"] is False
+        final = urllib.request.urlopen(f"{url}/?page=2").read().decode()
+        assert "data-poll" not in final and "Final: nothing here changes any more." in final
+
+
+def raw_get(url: str) -> tuple[int, str | None, bytes]:
+    """(status, Location, body) of `GET url`, redirects not followed."""
+    parts = urllib.parse.urlsplit(url)
+    connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
+    try:
+        connection.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""))
+        response = connection.getresponse()
+        return response.status, response.getheader("Location"), response.read()
+    finally:
+        connection.close()
+
+
+def test_errors_are_pages_of_the_site_and_trailing_slashes_are_redirected(
+    web_server: str, recorded: tuple[redis.Redis, str, str]
+) -> None:
+    _, _, tournament_id = recorded
+    for path, message in (("/tournament/nope", "no tournament &#39;nope&#39;"), ("/bot/nobody", "no bot"),
+                          ("/match/nope", "no "), ("/?page=x", "page: expected a page number from 1"),
+                          ("/no/such/page", "The requested URL was not found")):  # fmt: skip
+        code, _, body = raw_get(f"{web_server}{path}")
+        page = body.decode()
+        assert code in (400, 404) and message in page, (path, page)
+        assert '<header class="site">' in page and '<a href="/" id="back">' in page, path  # the site's bar
+        assert '<link rel="stylesheet" href="/static/site.css">' in page
+    code, _, body = raw_get(f"{web_server}/api/tournament/nope")  # the JSON API's errors stay JSON
+    assert (code, json.loads(body)) == (404, {"error": "no tournament 'nope'"})
+
+    for path, target in ((f"/tournament/{tournament_id}/", f"/tournament/{tournament_id}"),
+                         ("/bot/alpha//", "/bot/alpha"),
+                         ("/api/tournaments/?page=1", "/api/tournaments?page=1"),
+                         ("//example.com/", "/example.com")):  # fmt: skip  # never off the site
+        code, location, _ = raw_get(f"{web_server}{path}")
+        assert (code, location) == (308, target), path
+    page = urllib.request.urlopen(f"{web_server}/tournament/{tournament_id}/").read().decode()  # followed
+    assert f"<h1>Tournament {tournament_id}</h1>" in page
+    assert raw_get(f"{web_server}/tournament/nope/")[0] == 308  # then the 404 page, like any unknown id

@@ -118,3 +118,48 @@ def test_a_malformed_resume_id_is_refused(tournament: tuple[redis.Redis, Keys]) 
     with pytest.raises(ValueError, match="not a stream id"):
         live.read(client, keys.prefix, keys.match_id(0), after="$")
     assert live.read(client, keys.prefix, keys.match_id(0)) == []  # no feed: nothing, no error
+    assert not live.is_stream_id("18446744073709551616-0")  # past 64 bits: Redis would refuse it
+    with pytest.raises(ValueError, match="not a stream id"):
+        live.read(client, keys.prefix, keys.match_id(0), after="18446744073709551616-0")
+
+
+def timeout(seat: int, strikes: int, event_index: int, forfeited: bool = False) -> pb.Fault:
+    draw = pb.Action(id=108, kind=pb.ACTION_KIND_DRAW, text="draw")
+    return pb.Fault(match_id="m", seat=seat, kind=pb.FAULT_KIND_TIMEOUT, detail="no answer in 100 ms",
+                    applied=draw, strikes=strikes, forfeited=forfeited,
+                    action_index=event_index // 2, event_index=event_index)  # fmt: skip
+
+
+def test_faults_are_entries_in_order_with_the_events(tournament: tuple[redis.Redis, Keys]) -> None:
+    client, keys = tournament
+    feed = feed_of(client, keys, 0)
+    feed.start()
+    fault = timeout(1, strikes=3, event_index=2, forfeited=True)
+    feed.write([[played(0), played(1)], fault, [played(0)], []])
+    entries = live.read(client, keys.prefix, feed.match_id)
+    assert [e.kind for e in entries] == ["start", "events", "fault", "events"]
+    assert json.loads(entries[2].data) == {  # the replay JSON's `finished.faults[]` shape
+        "match_id": "m", "seat": 1, "kind": "FAULT_KIND_TIMEOUT", "detail": "no answer in 100 ms",
+        "applied": {"id": 108, "kind": "ACTION_KIND_DRAW", "text": "draw"}, "strikes": 3, "forfeited": True,
+        "action_index": 1, "event_index": 2,
+    }  # fmt: skip
+    assert live.read(client, keys.prefix, feed.match_id, after=entries[1].id) == entries[2:]  # resumes
+
+
+def test_only_ids_a_stream_can_have_sent_are_resumed_from(tournament: tuple[redis.Redis, Keys]) -> None:
+    client, keys = tournament
+    feed = feed_of(client, keys, 1)
+    feed.start()
+    feed.append([played(0)])
+    feed.append([played(1)])
+    first, middle, last = (e.id for e in live.read(client, keys.prefix, feed.match_id))
+    for sent in ("0", first, middle, last, "1-0"):  # "1-0": older than the stream (trimmed): may be
+        assert live.may_have_sent(client, keys.prefix, feed.match_id, sent), sent
+    milliseconds, sequence = (int(part) for part in last.split("-"))
+    after_last = f"{milliseconds}-{sequence + 1}"
+    between = f"{milliseconds}-{sequence - 1}" if sequence else None
+    assert not live.may_have_sent(client, keys.prefix, feed.match_id, after_last)
+    assert not live.may_have_sent(client, keys.prefix, feed.match_id, f"{milliseconds + 10**6}-0")
+    assert not live.may_have_sent(client, keys.prefix, feed.match_id, "$")
+    if between is not None and between not in (first, middle):
+        assert not live.may_have_sent(client, keys.prefix, feed.match_id, between)

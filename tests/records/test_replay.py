@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -13,8 +14,11 @@ from uno_arena.records.match import MatchRecord, RecordedMatch
 from uno_arena.records.replay import (
     AUTOMATIC,
     ReplayFileError,
+    automatic_events,
     export,
+    hands_played,
     lines,
+    placed_faults,
     read_replay_file,
     recorded_match,
     replay_file_name,
@@ -271,7 +275,7 @@ def test_a_two_seat_forfeit_ends_the_match_where_it_happened() -> None:
 def test_the_export_places_each_fault_for_the_web_view() -> None:
     match = forfeited_match(players=3)
     faults = export(match)["finished"]["faults"]  # type: ignore[index]
-    assert [(f["action_index"], f["event_index"]) for f in faults] == [  # type: ignore[index]
+    assert [(f["action_index"], f["event_index"]) for f in faults] == [
         (f.action_index, f.event_index) for f in match.finished.faults
     ]
 
@@ -295,3 +299,57 @@ def test_an_older_replay_file_without_fault_places_lists_its_faults_apart(tmp_pa
         f"  fault: carol timeout (no answer within 1 s), strike 1; applied {first}",
         f"  fault: carol timeout (no answer within 1 s), strike 2; applied {second}",
     ]
+
+
+def test_every_seat_field_is_said_by_its_bot() -> None:
+    """Catches, challenges, shown hands, a hand received and the match's end name their seats by bot
+    (never `catcher=1`), with `1 card` and `2 cards`."""
+    events = [
+        pb.Event(hand_started=pb.HandStarted(number=1)),
+        pb.Event(caught=pb.Caught(catcher=1, seat=0)),
+        pb.Event(challenged=pb.Challenged(challenger=1, seat=0, guilty=True)),
+        pb.Event(hand_shown=pb.HandShown(seat=0, to=1, cards=[RED_0, RED_4])),
+        pb.Event(swapped=pb.Swapped(seat=0, other=1)),
+        pb.Event(received=pb.Received(seat=0, giver=1, count=1, cards=[RED_7])),
+        pb.Event(received=pb.Received(seat=1, giver=0, count=2, cards=[RED_0, RED_4])),
+        pb.Event(hand_ended=pb.HandEnded(reason=pb.HAND_END_PLAYED_OUT, winner=0, points=[30, 0])),
+        pb.Event(match_ended=pb.MatchEnded(reason=pb.MATCH_END_TARGET_REACHED, winners=[0], totals=[30, 0])),
+    ]
+    result = pb.MatchResult(match_id="n-m00000", bots=["alice", "bob"], reason=pb.MATCH_END_TARGET_REACHED,
+                            winners=[0], totals=[30, 0], hands=[events[-2].hand_ended])  # fmt: skip
+    finished = control_pb2.FinishedMatch(result=result, seed=3, event_count=len(events))
+    text = list(lines(recorded_match(finished, events)))
+    assert text[4:12] == [
+        "  bob catches alice without UNO",
+        "  bob challenges alice's wild draw four: guilty",
+        "  alice shows their hand to bob: [red 0, red 4]",
+        "  alice swaps hands with bob",
+        "  alice receives 1 card from bob: [red 7]",
+        "  bob receives 2 cards from alice: [red 0, red 4]",
+        "  hand ends (played_out): points [30, 0], totals [30, 0]",
+        "  match ends (target_reached): alice won; totals [30, 0]",
+    ]
+    assert not any(re.search(r"(catcher|challenger|to|giver|other|winners?)=", line) for line in text)
+
+
+def test_the_export_says_which_events_are_automatic_as_the_text_marks_them() -> None:
+    """One source for the text replay and the web view: `automatic_events` are the events whose lines
+    end `[automatic]`, in order."""
+    match = forfeited_match(players=3)
+    exported = export(match)["automatic_events"]
+    assert exported == sorted(automatic_events(match, placed_faults(match)[0]))
+    text = [line for line in lines(match) if not line.startswith("  !!")]
+    marked = [line for line in text if line.endswith(AUTOMATIC)]
+    assert len(marked) == len(exported) > 5
+
+
+def test_a_match_ended_inside_a_hand_says_so() -> None:
+    """A forfeit that ends the match in its second hand: the text says the match ends during that hand,
+    and the hands are said as those completed and the one it ended in."""
+    match = forfeited_match(players=2)
+    started = sum(e.HasField("hand_started") for e in match.events)
+    completed = len(match.record.hands)
+    assert started == completed + 1
+    assert f"  the match ends during hand {started} (forfeit): no points for it" in list(lines(match))
+    assert hands_played(match) == f"{completed} completed (ended during hand {started})"
+    assert hands_played(forfeited_match(players=3)) == str(len(forfeited_match(players=3).record.hands))

@@ -1,6 +1,7 @@
 """A match followed live from end to end: a real server, a real `uno-arena worker` process, SDK bots, Redis,
 and the web view's server-sent events read with a plain HTTP client. The feed has every public event in
-order and no seat's cards; a feed that cannot be written never stops the match from being recorded."""
+order and no seat's cards, and every fault (a bot that times out until it forfeits) where it happened; a
+feed that cannot be written never stops the match from being recorded."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ from uno_arena.records.tournament import Keys, MatchState, scheduled_match, stat
 from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
+from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
+from uno_arena.workers.live import _in_order
 
 PRIVATE = ("dealt", "drew", "received", "hand_shown")  # events whose cards only their seat may see
 
@@ -171,3 +174,68 @@ def test_after_a_server_restart_the_feed_holds_the_match_played_again(
     streamed = [e for entry in entries if entry.kind == "events" for e in json.loads(entry.data)]
     logged: list[dict[str, Any]] = export(match)["events"]  # type: ignore[assignment]
     assert [without_cards(e) for e in streamed] == [without_cards(e) for e in logged]
+
+
+class Stalling(GreedyBot):
+    """Greedy, but every third decision holds its client's event loop for 300 ms: the SDK cannot answer
+    in its place, so past a 100 ms deadline each is a timeout."""
+
+    def __init__(self) -> None:
+        self.decisions = 0
+
+    async def decide(self, observation: Observation) -> Action:  # type: ignore[override]
+        self.decisions += 1
+        if self.decisions % 3 == 0:
+            time.sleep(0.3)  # blocking on purpose: the fault under test
+        return super().decide(observation)
+
+
+def test_the_faults_and_the_forfeit_are_followed_live_where_they_happened(
+    match_server: RunningServer, workers: list[WorkerProcess], tmp_path: Path
+) -> None:
+    client, prefix = match_server.redis, match_server.prefix
+    bots = connect_bots(match_server, {"amy": SlowGreedyBot(), "dave": Stalling(), "ida": SlowGreedyBot()})
+    spec = spec_from_dict({"name": "faults", "bots": ["amy", "dave", "ida"], "seats": 3, "target": 200,
+                           "seed": 7, "server": match_server.address,
+                           "deadlines": {"decision_ms": 100, "max_strikes": 3}})  # fmt: skip
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    match_id = Keys(prefix, tournament_id).match_id(0)
+    with web(client, prefix) as url:
+        lifecycle.start(client, prefix, tournament_id)
+        start_worker(match_server, workers, tmp_path)
+        wait_until(lambda: match_id in running_ids(url, tournament_id), 60, "the match to be listed running")
+        messages = list(follow(f"{url}/match/{match_id}/events"))
+        wait_until(lambda: finished(match_server, tournament_id), 120, "the tournament to finish")
+    for bot in bots:
+        bot.stop()
+
+    match = load_match(client, prefix, match_id)
+    assert match is not None
+    recorded = export(match)["finished"]["faults"]  # type: ignore[index]
+    dave = match.record.bots.index("dave")
+    assert match.record.forfeited == (dave,)
+    faults = [m.json() for m in messages if m.event == "fault"]
+    assert faults == recorded  # each fault, as the replay JSON has it, in order
+    assert any(f["kind"] == "FAULT_KIND_TIMEOUT" and f["seat"] == dave for f in faults)
+    assert faults[-1]["forfeited"] and faults[-1]["seat"] == dave and faults[-1]["strikes"] == 3
+    ids = [m.id for m in messages]
+    assert all(ids) and ids == sorted(ids, key=lambda i: tuple(map(int, str(i).split("-"))))  # one stream
+    streamed = 0
+    for message in messages[1:-1]:  # never before its place: after every event logged before it
+        if message.event == "events":
+            streamed += len(message.json())
+        else:
+            assert message.event == "fault" and streamed >= message.json()["event_index"], message
+    assert streamed == match.finished.event_count
+    forfeit = next(i for i, m in enumerate(messages) if m.event == "fault" and m.json().get("forfeited"))
+    assert any(m.event == "events" for m in messages[forfeit:])  # seen live, while the match went on
+
+
+def test_a_fault_goes_after_the_events_logged_before_it() -> None:
+    events = [pb.Event(hand_started=pb.HandStarted(number=n)) for n in range(5)]
+    early, late = pb.Fault(seat=0, event_index=12), pb.Fault(seat=1, event_index=14)
+    parts = _in_order(events, [early, late], written=10)  # the feed has 10 events; these are 10 to 14
+    assert parts == [events[:2], early, events[2:4], late, events[4:]]
+    behind = pb.Fault(seat=2, event_index=3)  # its place was written already: it goes first
+    assert _in_order(events, [behind], written=10) == [behind, events]
+    assert _in_order([], [late], written=10) == [late, []]  # the match ended before its events came

@@ -170,7 +170,10 @@ def _page_line(matches: list[TournamentMatch], total: int, first: int, only: str
     shown = f"{which} {first + 1}-{first + len(matches)} of {total}"
     more = first + len(matches) < total
     then = f"; next: --from {first + len(matches)}" if more else ""
-    return f"{shown}{then}; one of them hand by hand: uno-arena replay {matches[0].match_id}"
+    recorded = next((m.match_id for m in matches if m.record is not None), None)  # only those replay
+    if recorded is None:
+        return f"{shown}{then}; none of them recorded yet (a recorded one replays: uno-arena replay ID)"
+    return f"{shown}{then}; one of them hand by hand: uno-arena replay {recorded}"
 
 
 @tournament.command("list")

@@ -3,6 +3,8 @@ readable without colour (mu is a solid line with a dot per match, mu - 3 sigma a
 sigma band a hatched area bounded by dotted lines, each named in the legend and on the axes).
 
 At most `MAX_POINTS` matches are drawn, the latest ones; the page says when earlier ones are left out.
+The SVG scales with the page, its text too: site.css keeps it at least `MIN_WIDTH` px wide (in a box
+that scrolls sideways on a narrower screen), so the 11 px axis labels stay at least 10 px tall.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from uno_arena.leaderboard.ratings import Rating
 
 MAX_POINTS = 500  # the SVG stays small (a few hundred elements) however many matches a bot played
 WIDTH, HEIGHT = 640, 260
+MIN_WIDTH = 600  # px: site.css's min-width of svg.rating-chart (11 * 600 / 640 > 10 px text)
 LEFT, RIGHT, TOP, BOTTOM = 48, 12, 12, 56  # margins: the y ticks left, the x label and legend below
 
 

@@ -3,9 +3,13 @@
 `GET /match/<id>/events` streams the match's live feed (`uno_arena.records.live`, written by the worker
 playing it from the server's Spectate stream): `event: start` (data {"match_id", "bots", "index"}: the
 match starts from its first event, forget what came before), `event: events` (data: a JSON list of
-events, as the replay JSON's `events`), `event: end` (data {"match_id", "recorded", "reason"?}: the match
+events, as the replay JSON's `events`), `event: fault` (data: a bot's fault, as the replay JSON's
+`finished.faults[]`: seat, kind, detail, applied, strikes, forfeited, action_index, event_index; sent
+after the events logged before it), `event: end` (data {"match_id", "recorded", "reason"?}: the match
 is over, load its replay); each with `id:` its stream id, so a browser that reconnects with
-`Last-Event-ID` resumes after it. `GET /api/tournament/<id>/running` lists the matches being played.
+`Last-Event-ID` resumes after it (an id the stream never sent, e.g. one after its last entry, is a 400:
+silence would leave the browser waiting for nothing). `GET /api/tournament/<id>/running` lists the
+matches being played.
 
 A stream holds one of the server's few threads while it is open, so they are bounded: at most
 `LiveLimits.streams` at once (more get a 503 with Retry-After), each ends after `stream_s` (the browser
@@ -84,7 +88,7 @@ def running(tournament_id: str) -> Response:
 def events(match_id: str) -> Response:
     web = context()
     after = request.headers.get("Last-Event-ID", "").strip() or "0"
-    if after != "0" and not live.STREAM_ID.fullmatch(after):
+    if after != "0" and not live.is_stream_id(after):
         abort(400, "Last-Event-ID: not an id this stream sent")
     if not is_match_id(match_id):
         abort(404, f"no match {match_id!r}")
@@ -93,6 +97,8 @@ def events(match_id: str) -> Response:
             abort(404, f"no running or recorded match {match_id!r}")
         ended = json.dumps({"match_id": match_id, "recorded": True})  # its feed is gone: it ended long ago
         return _event_stream(iter([f"event: end\ndata: {ended}\n\n"]))
+    if not live.may_have_sent(web.client, web.prefix, match_id, after):
+        abort(400, "Last-Event-ID: not an id this stream sent")
     limits = _limits()
     if not limits.slots.acquire(blocking=False):
         log.info("live stream of %s refused: all %d streams are open", match_id, limits.streams)

@@ -2,7 +2,8 @@
 
 Each page is made of parts (progress, standings, ...), each rendered by its own template and sent with a
 digest of its HTML. While what a page shows can still change (its tournament, a tournament on it, or
-one its bot plays in is created or running, or a match of it is running), the page carries
+one its bot plays in is created or running, or a match of it is running; for the index, whose standings
+are over all tournaments, any tournament at all), the page carries
 `data-poll`: static/pages.js fetches the page's JSON every `refresh` seconds and replaces only the parts
 whose digest changed, and stops once the JSON says `"live": false`. A page of a finished tournament
 never polls at all.
@@ -121,7 +122,8 @@ def _index_view(page: int) -> View:
         "tournaments": _part("_tournaments.html", rows=rows, page=page, pages=pages, total=len(ids)),
         "standings": _part("_standings.html", table=table if table.standings else None),
     }
-    live = any(row["live"] for row in rows)
+    # its standings are over every tournament: it can change while any of them can, listed here or not
+    live = any(row["live"] for row in rows) or _any_live(web.client, web.prefix, ids)
     data = {"page": page, "pages": pages, "tournaments": rows}
     return View("all tournaments", parts, live, url_for("pages.overview_json", page=page), data)
 
@@ -243,6 +245,24 @@ def _bot_view(name: str) -> View:
             "faults": faults, "recent": recent}  # fmt: skip
     live = _plays_in_a_live_tournament(client, prefix, name)
     return View(f"bot {name}", parts, live, url_for("pages.bot_json", name=name), data)
+
+
+def _any_live(client: redis.Redis, prefix: str, ids: list[str]) -> bool:
+    """Whether any of the tournaments can still change the standings: created or running, or a match
+    of it still running (a cancelled tournament's match being played out is recorded when it ends)."""
+    with client.pipeline(transaction=False) as pipe:
+        for tournament_id in ids:
+            pipe.hget(Keys(prefix, tournament_id).tournament, "status")
+        statuses = pipe.execute()
+    if any(status is not None and text(status) in _LIVE_STATUSES for status in statuses):
+        return True
+    cancelled = [t for t, status in zip(ids, statuses, strict=True)
+                 if status is not None and text(status) == TournamentStatus.CANCELLED]  # fmt: skip
+    with client.pipeline(transaction=False) as pipe:
+        for tournament_id in cancelled:
+            pipe.hvals(Keys(prefix, tournament_id).state)
+        found = pipe.execute() if cancelled else []
+    return any(text(state) == MatchState.RUNNING for states in found for state in states)
 
 
 def _plays_in_a_live_tournament(client: redis.Redis, prefix: str, name: str) -> bool:

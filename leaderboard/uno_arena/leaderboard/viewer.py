@@ -19,7 +19,14 @@ from flask import Blueprint, Response, abort, jsonify, render_template, url_for
 from uno_arena.leaderboard.context import context
 from uno_arena.records import live, ruleset
 from uno_arena.records.match import RecordedMatch, load_match
-from uno_arena.records.replay import ReplayFileError, export, lines, read_replay_file, replay_path_in
+from uno_arena.records.replay import (
+    ReplayFileError,
+    export,
+    hands_played,
+    lines,
+    read_replay_file,
+    replay_path_in,
+)
 from uno_arena.records.tournament import is_match_id
 from uno_arena.rules import ConfigError
 from uno_arena.v1 import game_pb2 as pb
@@ -58,7 +65,7 @@ class MatchView:
     seed: str = ""
     rules: str = ""
     target: int | None = None
-    hands: int = 0
+    hands: str = ""
     forfeited: tuple[str, ...] = ()
     faults: tuple[FaultRow, ...] = ()
     text: str = ""
@@ -109,7 +116,7 @@ def replay_view(found: RecordedMatch) -> MatchView:
         seed=str(summary.seed),
         rules=rules,
         target=target,
-        hands=len(summary.hands),
+        hands=hands_played(found),
         forfeited=tuple(bots[s] for s in summary.forfeited if s < len(bots)),
         faults=faults,
         text="\n".join(lines(found)),

@@ -8,8 +8,10 @@ the app, and connections are read by one event loop, so clients that send slowly
 their headers, hold a connection (up to `connection_limit`, closed after `channel_timeout_s`) but
 never a thread.
 
-An unknown or malformed tournament or match id is a 404; while Redis does not answer, pages are a
-503 saying so that reloads itself, and the JSON API a 503 with a JSON error.
+An unknown or malformed tournament or match id is a 404; an error is a page of the site (error.html: the
+message and a link back to the index), or JSON for the JSON API and .json documents. A path with a
+trailing slash that names nothing is redirected (308) to the path without it. While Redis does not
+answer, pages are a 503 saying so that reloads itself, and the JSON API a 503 with a JSON error.
 """
 
 from __future__ import annotations
@@ -21,13 +23,14 @@ from pathlib import Path
 from typing import Any
 
 import redis
-from flask import Flask, Response, jsonify, render_template, request
+from flask import Flask, Response, jsonify, redirect, render_template, request
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from waitress import wasyncore
 from waitress.server import create_server
 from waitress.trigger import trigger
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, NotFound
+from werkzeug.wrappers import Response as BaseResponse
 
 from uno_arena.leaderboard import live, pages, viewer
 from uno_arena.leaderboard.context import WebContext
@@ -60,11 +63,26 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path
     for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
         app.register_blueprint(blueprint)
 
+    @app.before_request
+    def without_trailing_slash() -> BaseResponse | None:
+        """`/tournament/ID/` is `/tournament/ID`: a trailing slash is redirected away when the path
+        names nothing as it is (`/` itself and the routes that end in one are left alone)."""
+        path = request.path
+        if not isinstance(request.routing_exception, NotFound) or not path.endswith("/") or path == "/":
+            return None
+        query = request.query_string.decode("latin-1")
+        # one leading slash: "//host/" must not become a redirect to another site
+        return redirect("/" + path.strip("/") + (f"?{query}" if query else ""), 308)
+
     @app.errorhandler(HTTPException)
-    def http_error(error: HTTPException) -> HTTPException | tuple[Response, int]:
+    def http_error(error: HTTPException) -> tuple[Response | str, int, Any]:
+        code = error.code or 500
+        headers = error.get_headers()  # e.g. a 405's Allow
         if _wants_json():  # the API's errors, and a .json document's, are JSON too
-            return jsonify(error=error.description), error.code or 500
-        return error
+            return jsonify(error=error.description), code, {}
+        kept = [(name, value) for name, value in headers if name.lower() != "content-type"]
+        page = render_template("error.html", code=code, name=error.name, message=error.description)
+        return page, code, kept
 
     @app.errorhandler(redis.ConnectionError)
     @app.errorhandler(redis.TimeoutError)

@@ -7,7 +7,9 @@ Keys, under the configured prefix (docs/redis.md):
 - `{p}:live:{match_id}`: a stream of the match's entries, each with a `kind` and a `data` field (JSON):
   `start` ({"match_id", "bots", "index"}: the match starts from its first event; whatever came before,
   an earlier attempt's events, is void), `events` (a JSON list of events, each as the replay JSON's
-  `events` holds them), `end` ({"match_id", "recorded", "reason"?}: nothing follows). Capped at
+  `events` holds them), `fault` (a bot's fault as the replay JSON's `finished.faults[]` holds it, its
+  `event_index` saying how many events came before it: written after those events, so in order with
+  them), `end` ({"match_id", "recorded", "reason"?}: nothing follows). Capped at
   `MAX_ENTRIES` entries (oldest trimmed first); it expires `RUNNING_TTL_S` after its last write while
   the match runs (a worker that died leaves nothing for long), and `ENDED_TTL_S` after its end: enough
   for a reader to catch up and hear the end, after which the replay tells it all.
@@ -40,8 +42,8 @@ ENDED_TTL_S = 60  # how long an ended match's stream stays for readers catching 
 READ_COUNT = 100  # entries per read at most
 STREAM_ID = re.compile(r"\d{1,20}-\d{1,20}")  # a Redis stream id (`Last-Event-ID`)
 
-Kind = Literal["start", "events", "end"]
-KINDS: tuple[Kind, ...] = ("start", "events", "end")
+Kind = Literal["start", "events", "fault", "end"]
+KINDS: tuple[Kind, ...] = ("start", "events", "fault", "end")
 _KIND_NAMED: dict[str, Kind] = {kind: kind for kind in KINDS}
 
 
@@ -57,6 +59,11 @@ def events_json(events: Sequence[pb.Event]) -> str:
     """Events as the replay JSON holds them (protobuf's JSON mapping, the proto's field names)."""
     return json.dumps([MessageToDict(e, preserving_proto_field_name=True) for e in events],
                       separators=(",", ":"))  # fmt: skip
+
+
+def fault_json(fault: pb.Fault) -> str:
+    """A fault as the replay JSON's `finished.faults` holds it."""
+    return json.dumps(MessageToDict(fault, preserving_proto_field_name=True), separators=(",", ":"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,11 +116,20 @@ class LiveFeed:
             pipe.execute()
 
     def append(self, events: Sequence[pb.Event]) -> None:
-        if not events:
-            return
+        self.write([events])
+
+    def write(self, parts: Sequence[Sequence[pb.Event] | pb.Fault]) -> None:
+        """Events and faults in the order given, in one round trip: a list of events is one `events`
+        entry (none if it is empty), a fault one `fault` entry."""
         with self.client.pipeline() as pipe:
-            self._add(pipe, "events", events_json(events))
-            pipe.execute()
+            for part in parts:
+                if isinstance(part, Sequence):
+                    if part:
+                        self._add(pipe, "events", events_json(part))
+                else:
+                    self._add(pipe, "fault", fault_json(part))
+            if pipe:
+                pipe.execute()
 
     def end(self, recorded: bool, reason: str = "") -> None:
         """Nothing follows (readers load the replay, or hear the match was not recorded); the stream
@@ -138,11 +154,42 @@ def exists(client: redis.Redis, prefix: str, match_id: str) -> bool:
     return bool(client.exists(stream_key(prefix, match_id)))
 
 
+def is_stream_id(entry_id: str) -> bool:
+    """Whether it has a Redis stream id's shape: two unsigned 64-bit integers, "MS-SEQ"."""
+    return bool(STREAM_ID.fullmatch(entry_id)) and max(_stream_id(entry_id)) < 2**64
+
+
+def _stream_id(entry_id: str) -> tuple[int, int]:
+    milliseconds, _, sequence = entry_id.partition("-")
+    return int(milliseconds), int(sequence)
+
+
+def may_have_sent(client: redis.Redis, prefix: str, match_id: str, entry_id: str) -> bool:
+    """Whether the match's stream can have sent `entry_id` (a `Last-Event-ID` to resume after): "0", an id
+    it holds, or one older than its first entry (trimmed since, or voided by a `start`). An id after its
+    last entry, or between two of its entries, it never sent. A stream with no entries (gone meanwhile)
+    cannot tell: True."""
+    if entry_id == "0":
+        return True
+    if not is_stream_id(entry_id):
+        return False
+    key = stream_key(prefix, match_id)
+    with client.pipeline(transaction=False) as pipe:
+        pipe.xrange(key, entry_id, entry_id, count=1)
+        pipe.xrange(key, "-", "+", count=1)
+        held, first = pipe.execute()
+    if held:
+        return True
+    if not first:
+        return True
+    return _stream_id(entry_id) < _stream_id(text(first[0][0]))
+
+
 def read(client: redis.Redis, prefix: str, match_id: str, after: str = "0", block_ms: int | None = None,
          count: int = READ_COUNT) -> list[LiveEntry]:  # fmt: skip
     """The entries after stream id `after` ("0": from the first), at most `count`; with `block_ms`, waits
     up to that long for one when there is none yet. Entries of an unknown kind are skipped."""
-    if not STREAM_ID.fullmatch(after) and after != "0":
+    if after != "0" and not is_stream_id(after):
         raise ValueError(f"not a stream id: {after[:40]!r}")
     reply = client.xread({stream_key(prefix, match_id): after}, count=max(1, min(count, READ_COUNT)),
                          block=block_ms)  # fmt: skip

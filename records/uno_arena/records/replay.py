@@ -41,11 +41,22 @@ class ReplayFileError(ValueError):
 
 
 def export(match: RecordedMatch) -> dict[str, object]:
+    """The match as JSON-ready values; `automatic_events` (indices into `events`) are the events the text
+    marks `[automatic]`, so the web view marks the same ones (a reader of replay files ignores them)."""
     return {
         "summary": match.record.to_dict(),
         "finished": MessageToDict(match.finished, preserving_proto_field_name=True),
         "events": [MessageToDict(e, preserving_proto_field_name=True) for e in match.events],
+        "automatic_events": sorted(automatic_events(match, placed_faults(match)[0])),
     }
+
+
+def hands_played(match: RecordedMatch) -> str:
+    """`3`, or `1 completed (ended during hand 2)` when the server ended the match inside a hand (a
+    forfeit, an abort): the hand the table shows is then one more than the hands scored."""
+    completed = len(match.record.hands)
+    started = sum(e.HasField("hand_started") for e in match.events)
+    return f"{completed} completed (ended during hand {started})" if started > completed else str(completed)
 
 
 AUTOMATIC = "  [automatic]"  # ends the line of an event of a move the server made for a seat
@@ -88,13 +99,15 @@ def lines(match: RecordedMatch) -> Iterator[str]:
             yield f"  hand ends ({reason}): points {list(event.hand_ended.points)}, totals {totals}"
         elif kind == "played":
             yield f"  {_played(event.played, last_player == event.played.seat, bots)}{mark}"
-        elif kind in _HOUSE_RULE_EVENTS:
-            yield f"  {_HOUSE_RULE_EVENTS[kind](inner, bots)}{mark}"
+        elif kind in _SENTENCES:
+            yield f"  {_SENTENCES[kind](inner, bots)}{mark}"
         else:
             yield f"  {_describe(kind, inner, bots)}{mark}"
         last_player = event.played.seat if kind == "played" else None
     for placed_fault in faults_at.get(len(match.events), ()):
         yield from _fault_lines(placed_fault, match)
+    if hand > len(summary.hands):  # no MatchEnded in the log: the server ended it inside a hand
+        yield f"  the match ends during hand {hand} ({summary.reason_name}): no points for it"
     winners = ", ".join(bots[w] for w in summary.winners) or "nobody"
     yield ""
     yield f"{summary.reason_name}: {winners} won; totals {list(summary.totals)}"
@@ -213,7 +226,7 @@ def _fault_text(fault: pb.Fault, bots: tuple[str, ...]) -> str:
     applied = fault.applied.text or (f"action {fault.applied.id}" if fault.HasField("applied") else "?")
     # a BOT_ERROR adds no strike unless the server counts them (`bot_errors_strike`)
     strikes = (
-        f"{fault.strikes} strikes so far"
+        f"{_count(fault.strikes, 'strike')} so far"
         if fault.kind == pb.FAULT_KIND_BOT_ERROR
         else f"strike {fault.strikes}"
     )
@@ -262,7 +275,7 @@ def _describe(kind: str, inner: Message, bots: tuple[str, ...], verb: str = "", 
     if "seat" in inner.DESCRIPTOR.fields_by_name:
         who = f"{_name(getattr(inner, 'seat'), bots)} "  # noqa: B009 (the field exists on this event kind only)
     parts = [
-        f"{field.name}={_show(field, value)}"
+        f"{field.name}={_show(field, value, bots)}"
         for field, value in inner.ListFields()
         if field.name not in ("seat", skip)
     ]
@@ -271,6 +284,15 @@ def _describe(kind: str, inner: Message, bots: tuple[str, ...], verb: str = "", 
 
 def _name(seat: int, bots: tuple[str, ...]) -> str:
     return bots[seat] if seat < len(bots) else f"seat {seat}"
+
+
+def _names(seats: Sequence[int], bots: tuple[str, ...]) -> str:
+    return ", ".join(_name(seat, bots) for seat in seats) or "nobody"
+
+
+def _count(number: int, thing: str) -> str:
+    """`1 card`, `2 cards`."""
+    return f"{number} {thing}{'' if number == 1 else 's'}"
 
 
 def _played(played: pb.Played, laid: bool, bots: tuple[str, ...]) -> str:
@@ -294,14 +316,47 @@ def _hands_passed(inner: Message, bots: tuple[str, ...]) -> str:
 
 def _received(inner: Message, bots: tuple[str, ...]) -> str:
     assert isinstance(inner, pb.Received)
-    cards = f"[{', '.join(_card(c) for c in inner.cards)}]" if not inner.hidden else "(hidden)"
-    return f"{_name(inner.seat, bots)} receives {inner.count} cards from {_name(inner.giver, bots)}: {cards}"
+    given = f"{_count(inner.count, 'card')} from {_name(inner.giver, bots)}"
+    return f"{_name(inner.seat, bots)} receives {given}: {_cards(inner.cards, inner.hidden)}"
 
 
-_HOUSE_RULE_EVENTS = {"swapped": _swapped, "hands_passed": _hands_passed, "received": _received}
+def _caught(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.Caught)
+    return f"{_name(inner.catcher, bots)} catches {_name(inner.seat, bots)} without UNO"
 
 
-def _show(field: FieldDescriptor, value: Any) -> str:
+def _challenged(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.Challenged)
+    verdict = "guilty" if inner.guilty else "not guilty"
+    return f"{_name(inner.challenger, bots)} challenges {_name(inner.seat, bots)}'s wild draw four: {verdict}"
+
+
+def _hand_shown(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.HandShown)
+    shown = f"{_name(inner.seat, bots)} shows their hand to {_name(inner.to, bots)}"
+    return f"{shown}: {_cards(inner.cards, inner.hidden)}"
+
+
+def _match_ended(inner: Message, bots: tuple[str, ...]) -> str:
+    assert isinstance(inner, pb.MatchEnded)
+    reason = name_of(pb.MatchEnd, inner.reason)
+    return f"match ends ({reason}): {_names(inner.winners, bots)} won; totals {list(inner.totals)}"
+
+
+def _cards(cards: Sequence[pb.Card], hidden: bool) -> str:
+    return "(hidden)" if hidden else f"[{', '.join(_card(c) for c in cards)}]"
+
+
+# events said as a sentence, every seat by its bot; the others by `_describe`'s `field=value`
+_SENTENCES = {"swapped": _swapped, "hands_passed": _hands_passed, "received": _received, "caught": _caught,
+              "challenged": _challenged, "hand_shown": _hand_shown, "match_ended": _match_ended}  # fmt: skip
+# seat fields, said by bot wherever `_describe` shows an event as `field=value` (a kind added later)
+_SEAT_FIELDS = frozenset({"catcher", "challenger", "to", "giver", "other", "winner", "winners"})
+
+
+def _show(field: FieldDescriptor, value: Any, bots: tuple[str, ...] = ()) -> str:
+    if field.name in _SEAT_FIELDS and field.type == FieldDescriptor.TYPE_UINT32:
+        return _names(value, bots) if field.is_repeated else _name(value, bots)
     if field.is_repeated:
         return "[" + ", ".join(_one(field, v) for v in value) + "]"
     return _one(field, value)

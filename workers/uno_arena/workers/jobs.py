@@ -15,7 +15,8 @@ that is down, restarting or aborted the match as it shut down is waited for,
 then asked again for the same match id).
 
 While it plays, the job also follows the match's public events into its live
-feed for the web view (`workers.live`); that never delays or fails the match.
+feed for the web view (`workers.live`), with each fault its PlayMatch stream
+reports; that never delays or fails the match.
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
         follower.start()
         try:
             try:
-                finished, log_bytes = _play(keys, index, match, tournament.spec, settings)
+                finished, log_bytes = _play(keys, index, match, tournament.spec, settings, follower.fault)
             except MatchFailed as error:
                 retrying = bool(job.retries_left)
                 due = time.time() + job.get_retry_interval() if retrying else None
@@ -203,9 +204,10 @@ class Lease:
                             "(the result counts once)", self.keys.tournament_id, self.index)  # fmt: skip
 
 
-def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec,
-          settings: WorkerSettings) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
-    """Play the match (or attach to it, or fetch its result), waiting out a server that is away."""
+def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, settings: WorkerSettings,
+          on_fault: Callable[[pb.Fault], None]) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
+    """Play the match (or attach to it, or fetch its result), waiting out a server that is away; each
+    fault is handed to `on_fault` as the server reports it."""
     deadlines = spec.deadlines
     request = control_pb2.PlayMatchRequest(
         match_id=keys.match_id(index),
@@ -221,7 +223,7 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec,
     pause = FIRST_SERVER_PAUSE_S
     while True:
         try:
-            return _attempt(request, spec.server, settings.control_token)
+            return _attempt(request, spec.server, settings.control_token, on_fault)
         except _ServerGone as gone:
             now = time.monotonic()
             gone_since = now if gone_since is None else gone_since
@@ -242,8 +244,8 @@ def _await_server(address: str, pause: float, timeout: float) -> None:
         grpc.channel_ready_future(channel).result(timeout=max(timeout - pause, 0.01))
 
 
-def _attempt(request: control_pb2.PlayMatchRequest, server: str,
-             token: str) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
+def _attempt(request: control_pb2.PlayMatchRequest, server: str, token: str,
+             on_fault: Callable[[pb.Fault], None]) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
     metadata = [("authorization", f"Bearer {token}")]
     chunks: list[bytes] = []
     events = 0
@@ -254,6 +256,8 @@ def _attempt(request: control_pb2.PlayMatchRequest, server: str,
                 kind = progress.WhichOneof("kind")
                 if kind == "started":
                     _check_same(request, progress.started.bots, None, progress.started.rules)
+                elif kind == "fault":
+                    on_fault(progress.fault)
                 elif kind == "log":
                     chunks.append(progress.log.SerializeToString())
                     events += len(progress.log.events)

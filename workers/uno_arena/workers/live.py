@@ -8,6 +8,13 @@ for them, and their errors are logged, never raised. The reader asks again while
 running yet (NOT_FOUND: its bots are being waited for) or the server is away (UNAVAILABLE); a server that
 restarted plays the match again from its first event, which the reader tells from a reconnection by
 comparing what it is sent again with what it wrote, and then starts the feed over.
+
+Faults do not come through Spectate: the job hands each to `fault` as its PlayMatch stream reports it.
+The writer puts a fault into the feed after the events logged before it (its `event_index`), so a
+reader meets it in place; one that arrives before those events waits for them (or for the match's end).
+Limits: a job that attaches to a match an earlier job started hears only the faults from then on, and
+after a server restart a fault of the new run that arrives before the restart is noticed may be lost;
+the replay has every fault.
 """
 
 from __future__ import annotations
@@ -44,6 +51,8 @@ class Follower:
         self._changed = threading.Condition()  # guards what follows; notified when there is work to write
         self._seen: list[pb.Event] = []  # the match's events as received, to tell a restart from a resend
         self._pending: list[pb.Event] = []  # received, not written yet
+        self._faults: list[pb.Fault] = []  # the match's faults as received, to tell a resend
+        self._pending_faults: list[pb.Fault] = []  # received, not written yet, by event_index
         self._start_due = True  # a `start` entry goes first: at the beginning and after a restart
         self._reading = True
         self._call: grpc.Future[object] | None = None
@@ -80,6 +89,16 @@ class Follower:
                 self._changed.notify_all()
             log.warning("%s: its last public events were not written to its live feed in time",
                         self.feed.match_id)  # fmt: skip
+
+    def fault(self, fault: pb.Fault) -> None:
+        """A fault the job's PlayMatch stream reported: written after the events logged before it."""
+        with self._changed:
+            if fault in self._faults:
+                return  # reported again (an attempt attached to the match): written already
+            self._faults.append(fault)
+            self._pending_faults.append(fault)
+            self._pending_faults.sort(key=lambda f: f.event_index)
+            self._changed.notify_all()
 
     # --- the reader -------------------------------------------------------
 
@@ -142,6 +161,8 @@ class Follower:
                              "starts over", self.feed.match_id, at)  # fmt: skip
                     del self._seen[at:]
                     self._pending = list(self._seen)
+                    self._faults = [f for f in self._faults if f.event_index < at]  # the others are void
+                    self._pending_faults = list(self._faults)
                     self._start_due = True
                 self._seen.append(event)
                 self._pending.append(event)
@@ -149,15 +170,24 @@ class Follower:
 
     # --- the writer -------------------------------------------------------
 
+    def _faults_due(self, events: int) -> bool:
+        """Whether a pending fault can be written now, with `events` more events written first."""
+        faults = self._pending_faults
+        return bool(faults) and (not self._reading or faults[0].event_index <= self.written + events)
+
     def _write(self) -> None:
         failing_since: float | None = None
         while not self._abandon.is_set():
             with self._changed:
                 self._changed.wait_for(lambda: self._pending or self._start_due or not self._reading
-                                       or self._abandon.is_set())  # fmt: skip
+                                       or self._faults_due(0) or self._abandon.is_set())  # fmt: skip
                 start, events = self._start_due, self._pending
                 self._start_due, self._pending = False, []
-                if not start and not events and not self._reading:
+                written = 0 if start else self.written
+                due = [f for f in self._pending_faults
+                       if not self._reading or f.event_index <= written + len(events)]  # fmt: skip
+                self._pending_faults = self._pending_faults[len(due) :]
+                if not start and not events and not due and not self._reading:
                     return
             if self._abandon.is_set():
                 return
@@ -165,7 +195,7 @@ class Follower:
                 if start:
                     self.feed.start()
                     self.written = 0
-                self.feed.append(events)
+                self.feed.write(_in_order(events, due, written))
                 self.written += len(events)
                 if failing_since is not None:
                     log.info("%s: its live feed is written again", self.feed.match_id)
@@ -174,6 +204,7 @@ class Follower:
                 with self._changed:  # kept for the next try, in order (a restart meanwhile rewrites it all)
                     if not self._start_due:
                         self._pending, self._start_due = events + self._pending, start
+                        self._pending_faults = due + self._pending_faults
                 if failing_since is None:
                     failing_since = time.monotonic()
                     log.warning("%s: cannot write its live feed (%s); trying again", self.feed.match_id,
@@ -182,3 +213,19 @@ class Follower:
                 continue
             if self._reading:
                 self._abandon.wait(FLUSH_S)  # what arrives meanwhile goes in the next entry
+
+
+def _in_order(events: list[pb.Event], faults: list[pb.Fault],
+              written: int) -> list[list[pb.Event] | pb.Fault]:  # fmt: skip
+    """`events` (the feed's from `written` on) with each of `faults` (by event_index) after the events
+    logged before it; a fault whose place was written already goes first."""
+    parts: list[list[pb.Event] | pb.Fault] = []
+    done = 0
+    for fault in faults:
+        cut = min(max(fault.event_index - written, done), len(events))
+        if cut > done:
+            parts.append(events[done:cut])
+            done = cut
+        parts.append(fault)
+    parts.append(events[done:])
+    return parts

@@ -1,8 +1,10 @@
 /* The match viewer: the table drawn at any step of a match, from its events.
  *
- * A replay loads the match's JSON (/match/ID.json: summary, finished, events) once; a live match
- * follows /match/ID/events (server-sent events, public events only) and reloads as its replay when it
- * ends. Step N shows the table after the first N events, so `#step=N` always means the same moment.
+ * A replay loads the match's JSON (/match/ID.json: summary, finished, events, automatic_events) once; a
+ * live match follows /match/ID/events (server-sent events, public events only, and its faults) and
+ * reloads as its replay when it ends. Step N shows the table after the first N events, so `#step=N`
+ * always means the same moment. A log the server ended inside a hand (a forfeit, an abort) has no
+ * match_ended event: the replay adds one from the result as its last step.
  * The table's state is computed from the events alone (a reducer), kept as a snapshot every SNAPSHOT
  * steps, so any step is at most SNAPSHOT events away. Plain JavaScript, no build step, no libraries.
  */
@@ -49,6 +51,7 @@
     const colour = colourName(card.colour) || "wild";
     element.className = `card c-${colour}${small ? " small" : ""}`;
     element.dataset.card = cardName(card);
+    element.dataset.index = String(card.index || 0);
     element.title = cardName(card);
     const symbol = document.createElement("span");
     symbol.className = "sym";
@@ -78,7 +81,8 @@
     return {
       players, hand: 0, dealer: null, hands: Array.from({ length: players }, () => []),
       sizes: Array(players).fill(0), scores: Array(players).fill(0), uno: Array(players).fill(false),
-      top: null, colour: null, direction: 1, pile: 0, over: false, handWinner: null, step: 0,
+      top: null, colour: null, direction: 1, pile: 0, discards: 0, over: false, handWinner: null, step: 0,
+      calling: null, called: false, // the seat whose play is not whole yet, and whether it called UNO
     };
   }
 
@@ -88,6 +92,15 @@
       scores: state.scores.slice(), uno: state.uno.slice(),
     };
   }
+
+  /** The seat `seat`'s hand comes from: a 0 passes every hand one seat in the direction of play. */
+  function giverOf(seat, direction, players) {
+    return (((seat - direction) % players) + players) % players;
+  }
+
+  // the events that belong to a play until it is whole: more cards laid (multi_play), a 7's swaps and a
+  // 0's passes (seven_zero); UNO is judged after them, on the hand the whole play left (RULINGS 19, 27)
+  const PLAY_GOES_ON = ["swapped", "hands_passed", "received"];
 
   function removeCard(hand, card) {
     if (hand === null) return;
@@ -100,9 +113,15 @@
     const [kind, e] = kindOf(event);
     const seat = e.seat || 0;
     state.step += 1;
+    if (kind !== "played" && !PLAY_GOES_ON.includes(kind)) {
+      state.calling = null;
+      state.called = false;
+    }
     switch (kind) {
       case "hand_started":
-        Object.assign(state, { hand: e.number || 0, top: null, colour: null, direction: 1, pile: 0, handWinner: null });
+        Object.assign(state, {
+          hand: e.number || 0, top: null, colour: null, direction: 1, pile: 0, discards: 0, handWinner: null,
+        });
         state.hands = state.hands.map(() => []);
         state.sizes.fill(0);
         state.uno.fill(false);
@@ -122,6 +141,7 @@
         state.top = e.card || null;
         state.colour = e.card ? e.card.colour || null : null;
         state.pile -= 1;
+        state.discards += 1;
         break;
       case "colour_chosen":
         state.colour = e.colour || null;
@@ -129,9 +149,12 @@
       case "played":
         removeCard(state.hands[seat], e.card || {});
         state.sizes[seat] = e.cards_left || 0;
-        state.uno[seat] = Boolean(e.uno);
+        state.called = (!e.jump_in && state.calling === seat && state.called) || Boolean(e.uno);
+        state.calling = seat;
+        state.uno[seat] = state.called;
         state.top = e.card || null;
         state.colour = (e.card && e.card.colour) || e.colour || null;
+        state.discards += 1;
         break;
       case "drew":
         if (state.hands[seat] !== null) {
@@ -145,12 +168,30 @@
       case "direction_changed":
         state.direction = e.direction || 1;
         break;
-      case "reshuffled":
+      case "reshuffled": // the discards but the top card
         state.pile += e.cards || 0;
+        state.discards -= e.cards || 0;
         break;
-      case "received":
-        state.hands[seat] = e.hidden ? null : (e.cards || []).slice();
+      case "swapped": { // one exchange: the `received` events after it only confirm it
+        const other = e.other || 0;
+        [state.hands[seat], state.hands[other]] = [state.hands[other], state.hands[seat]];
+        [state.sizes[seat], state.sizes[other]] = [state.sizes[other], state.sizes[seat]];
+        state.uno[other] = false;
+        state.uno[seat] = state.calling === seat && state.called;
+        break;
+      }
+      case "hands_passed": { // every hand moves one seat at once
+        const givers = state.hands.map((_, s) => giverOf(s, e.direction || 1, state.players));
+        state.hands = givers.map((g) => state.hands[g]);
+        state.sizes = givers.map((g) => state.sizes[g]);
+        state.uno = state.uno.map((_, s) => s === state.calling && state.called);
+        break;
+      }
+      case "received": // what the swap or pass gave `seat`: the same cards (live: their number only)
+        if (!e.hidden) state.hands[seat] = (e.cards || []).slice();
+        else if (state.hands[seat] !== null && state.hands[seat].length !== (e.count || 0)) state.hands[seat] = null;
         state.sizes[seat] = e.count || 0;
+        if (state.calling === seat) state.uno[seat] = state.called;
         break;
       case "hand_ended":
         (e.points || []).forEach((points, s) => { state.scores[s] += points; });
@@ -228,28 +269,49 @@
         const winner = e.winner === undefined ? "nobody wins" : `${who(e.winner)} wins`;
         return `Hand ends (${plain(e.reason, "HAND_END_")}): ${winner}; points ${(e.points || []).join(", ")}`;
       }
-      case "match_ended":
-        return `Match ends (${plain(e.reason, "MATCH_END_")}): ${(e.winners || [0]).map(who).join(", ")} won`;
+      case "match_ended": {
+        const winners = (e.winners || []).map(who).join(", ") || "nobody";
+        return `Match ends (${plain(e.reason, "MATCH_END_")}): ${winners} won; totals ${(e.totals || []).join(", ")}`;
+      }
       default: return kind || "?";
     }
   }
 
-  /** What stands out at each event: UNO calls, catches, challenges, faults (by kind), forfeits, and the
-   * automatic moves of a seat that forfeited. `faults` are the record's (event_index: the events logged
-   * before the action applied for the fault); a fault without one has no step and is not marked. */
-  function marksOf(events, faults, forfeited) {
+  /** How many cards `events[at]`'s player holds once its play is whole (after the cards it also lays, its
+   * swaps and passes); a play still going on at the end of `events` (live) counts as it stands. */
+  function heldAfterPlay(events, at) {
+    const [, played] = kindOf(events[at]);
+    const seat = played.seat || 0;
+    let held = played.cards_left || 0;
+    for (let i = at + 1; i < events.length; i += 1) {
+      const [kind, e] = kindOf(events[i]);
+      if (kind === "played" && !e.jump_in && (e.seat || 0) === seat) held = e.cards_left || 0;
+      else if (kind === "received" && (e.seat || 0) === seat) held = e.count || 0;
+      else if (!PLAY_GOES_ON.includes(kind)) break;
+    }
+    return held;
+  }
+
+  /** What stands out at each event: UNO calls that count (the player holds one card once the play is
+   * whole), catches, challenges, faults (by kind), forfeits, and the server's automatic moves.
+   * `faults` are the record's or the live feed's (event_index: the events logged before the action
+   * applied for the fault; one ahead of `events`, live, is marked when its event arrives; one without
+   * an index has no step). `automatic` are the replay JSON's `automatic_events`, the events the text
+   * replay marks: one source for both (a live match has none: they are known once it is recorded). */
+  function marksOf(events, faults, forfeited, automatic, live) {
     const marks = events.map(() => []);
     events.forEach((event, i) => {
       const [kind, e] = kindOf(event);
-      if (kind === "played" && e.uno) marks[i].push(["uno", "UNO!"]);
+      if (kind === "played" && e.uno && heldAfterPlay(events, i) === 1) marks[i].push(["uno", "UNO!"]);
       if (kind === "played" && e.jump_in) marks[i].push(["jump-in", "jump-in"]);
       if (kind === "caught") marks[i].push(["catch", "caught"]);
       if (kind === "challenged") marks[i].push(["challenge", e.guilty ? "challenge: guilty" : "challenge: not guilty"]);
     });
-    const forfeitAt = {}; // seat -> index of the event from which its moves are automatic
+    const forfeitAt = {}; // seat -> index of the event at which it forfeited
     const lastFault = {};
     (faults || []).forEach((fault) => {
       if (fault.event_index === undefined) return;
+      if (live && fault.event_index >= events.length) return; // its event has not arrived yet
       const at = Math.min(fault.event_index, events.length - 1);
       if (at < 0) return;
       const seat = fault.seat || 0;
@@ -268,16 +330,35 @@
         forfeitAt[seat] = lastFault[seat];
       }
     });
-    events.forEach((event, i) => {
-      const [kind, e] = kindOf(event);
-      const actor = actorOf(kind, e);
-      const automatic = ["played", "drew", "kept", "catch_passed", "caught", "accepted", "challenged", "swapped",
-        "colour_chosen"].includes(kind) && !(kind === "drew" && e.reason && e.reason !== "draw");
-      if (automatic && actor !== null && forfeitAt[actor] !== undefined && i > forfeitAt[actor]) {
-        marks[i].push(["auto", "automatic"]);
-      }
-    });
+    (automatic || []).forEach((i) => { if (i >= 0 && i < events.length) marks[i].push(["auto", "automatic"]); });
     return { marks, forfeitAt };
+  }
+
+  /** A fault as the summary lists it (the server writes the replay's; live ones are added here). */
+  function faultItem(fault, names) {
+    const item = document.createElement("li");
+    const seat = fault.seat || 0;
+    const kind = plain(fault.kind, "FAULT_KIND_");
+    item.className = `fault${fault.forfeited ? " forfeit" : ""}`;
+    if (fault.event_index !== undefined) {
+      const link = document.createElement("a");
+      link.href = `#step=${fault.event_index + 1}`;
+      link.textContent = `step ${fault.event_index + 1}`;
+      item.append(link);
+    } else {
+      item.append("step unknown");
+    }
+    const bot = document.createElement("strong");
+    bot.textContent = names[seat] || `seat ${seat}`;
+    item.append(": ", bot, ` ${kind}`);
+    if (fault.forfeited) {
+      const forfeit = document.createElement("strong");
+      forfeit.textContent = "→ forfeited";
+      item.append(" ", forfeit);
+    }
+    const applied = (fault.applied && fault.applied.text) || "?";
+    item.append(` (strike ${fault.strikes || 0}; applied: ${applied})${fault.detail ? ` — ${fault.detail}` : ""}`);
+    return item;
   }
 
   // ---- the viewer -------------------------------------------------------------------------------------
@@ -291,6 +372,8 @@
       this.events = [];
       this.faults = [];
       this.forfeited = [];
+      this.automatic = [];
+      this.endFromResult = null; // the step of a match_ended made from the result, if the log has none
       this.marks = [];
       this.forfeitAt = {};
       this.snapshots = [newState(this.players)];
@@ -310,14 +393,22 @@
     load(replay) {
       this.faults = (replay.finished && replay.finished.faults) || [];
       this.forfeited = (replay.summary && replay.summary.forfeited) || [];
+      this.automatic = replay.automatic_events || [];
       if (replay.summary && replay.summary.bots) this.names = replay.summary.bots;
+      const events = (replay.events || []).slice();
+      const result = replay.finished && replay.finished.result;
+      this.endFromResult = null;
+      if (result && !events.some((event) => kindOf(event)[0] === "match_ended")) {
+        events.push({ match_ended: { reason: result.reason, winners: result.winners || [], totals: result.totals || [] } });
+        this.endFromResult = events.length;
+      }
       this.events = [];
       this.snapshots = [newState(this.players)];
       this.handStarts = [];
       this.handTotals = [];
       this.handEnds = [];
       this.$("steps").textContent = "";
-      this.append(replay.events || []);
+      this.append(events);
       const wanted = this.hashStep();
       this.go(wanted !== null ? wanted : 1);
     }
@@ -336,13 +427,10 @@
           this.handTotals.push(totals.slice());
         }
       });
-      const found = marksOf(this.events, this.faults, this.forfeited);
-      this.marks = found.marks;
-      this.forfeitAt = found.forfeitAt;
       this.listSteps(first);
+      this.refreshMarks();
       const scrubber = this.$("scrubber");
       scrubber.max = String(Math.max(1, this.events.length));
-      this.drawTimeline();
       this.drawChart();
       if (this.live) { // the summary's totals, as hands end
         const totals = this.handTotals.length ? this.handTotals[this.handTotals.length - 1] : [];
@@ -351,6 +439,27 @@
           cell.textContent = total === undefined ? "" : String(total);
         });
       }
+    }
+
+    /** Marks of every event again: arriving events and faults change earlier ones (a play's UNO call
+     * counts once the play is whole; a fault's event may come after it, live). */
+    refreshMarks() {
+      const found = marksOf(this.events, this.faults, this.forfeited, this.automatic, this.live);
+      this.marks = found.marks;
+      this.forfeitAt = found.forfeitAt;
+      Array.from(this.$("steps").children).forEach((item, i) => this.markItem(item, i));
+      this.drawTimeline();
+    }
+
+    /** A fault from the live feed: listed, and marked at its step (now, or when its event arrives). */
+    addFault(fault) {
+      this.faults.push(fault);
+      const holder = this.$("faults");
+      holder.hidden = false;
+      this.$("fault-count").textContent = String(this.faults.length);
+      this.$("fault-list").append(faultItem(fault, this.names));
+      this.refreshMarks();
+      if (this.step > 0) this.render(this.step);
     }
 
     // -- state at a step
@@ -527,6 +636,7 @@
       named.textContent = colour || "–";
       named.className = colour ? `swatch c-${colour}` : "";
       this.$("draw-pile").textContent = String(state.pile);
+      this.$("discards").textContent = String(state.discards);
       this.$("direction").textContent = state.direction > 0 ? "↻" : "↺";
       this.$("direction-name").textContent = state.direction > 0 ? "clockwise" : "counter-clockwise";
       this.$("hand-number").textContent = state.hand ? String(state.hand) : "–";
@@ -567,8 +677,6 @@
 
     listSteps(from) {
       const list = this.$("steps");
-      // marks of earlier events may change as events arrive (a forfeit makes later moves automatic)
-      Array.from(list.children).forEach((item, i) => this.markItem(item, i));
       const fragment = document.createDocumentFragment();
       for (let i = from; i < this.events.length; i += 1) {
         const item = document.createElement("li");
@@ -579,7 +687,10 @@
         link.href = `#step=${i + 1}`;
         link.textContent = String(i + 1);
         item.append(link, ` ${describe(this.events[i], this.names)}`);
-        this.markItem(item, i);
+        if (i + 1 === this.endFromResult) {
+          item.classList.add("from-result");
+          item.title = "from the result: the server ended the match inside a hand, so its log has no end";
+        }
         fragment.append(item);
       }
       list.append(fragment);
@@ -587,9 +698,11 @@
 
     markItem(item, i) {
       const marks = this.marks[i] || [];
-      const known = item.querySelectorAll(".badge");
-      if (known.length === marks.length) return;
-      known.forEach((b) => b.remove());
+      const shown = marks.map(([cls]) => cls).join("|");
+      if ((item.dataset.marks || "") === shown) return;
+      item.dataset.marks = shown;
+      item.querySelectorAll(".badge").forEach((b) => b.remove());
+      Array.from(item.classList).filter((c) => c.startsWith("mark-")).forEach((c) => item.classList.remove(c));
       item.classList.toggle("marked", marks.length > 0);
       marks.forEach(([cls, text]) => {
         item.append(" ", this.badge(cls, text));
@@ -732,6 +845,9 @@
     reset() {
       this.pause();
       this.events = [];
+      this.faults = [];
+      this.$("fault-list").textContent = "";
+      this.$("faults").hidden = true;
       this.marks = [];
       this.snapshots = [newState(this.players)];
       this.handStarts = [];
@@ -760,6 +876,7 @@
         status.textContent = `live: ${this.events.length} events, hand ${this.handStarts.length}`;
         if (following) this.go(this.events.length);
       });
+      source.addEventListener("fault", (message) => this.addFault(JSON.parse(message.data)));
       source.addEventListener("end", (message) => {
         over = true;
         source.close();
@@ -802,7 +919,7 @@
     }
   }
 
-  window.UnoViewer = { applyEvent, newState, states, describe, marksOf, cardName };
+  window.UnoViewer = { applyEvent, newState, states, describe, marksOf, cardName, heldAfterPlay };
 
   function start() {
     const settings = JSON.parse(document.getElementById("viewer-settings").textContent);
