@@ -117,7 +117,8 @@ COMMANDS = {
     "replay": Lazy(
         "uno_arena.cli.replay_commands",
         "replay",
-        "Print a recorded match: a match id (see `uno-arena tournament status`) or a replay file.",
+        "Print a recorded match, hand by hand: a match id (a tournament's matches are listed by "
+        "`uno-arena tournament status ID --matches`, and linked from the web view) or a replay file.",
     ),
     "leaderboard": Lazy(
         "uno_arena.cli.leaderboard_commands",
@@ -132,7 +133,7 @@ COMMANDS = {
     "web": Lazy(
         "uno_arena.cli.web_commands",
         "web",
-        "Serve standings, head to head, tournament progress and recent matches (with replays) until Ctrl-C.",
+        "Serve the tournaments, their standings, the bots and the matches (replays and live) until Ctrl-C.",
     ),
 }
 
