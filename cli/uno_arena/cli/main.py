@@ -95,6 +95,16 @@ def _version() -> str:
         return "unknown (not installed)"
 
 
+def _print_version(ctx: click.Context, _option: click.Parameter, asked: bool) -> None:
+    """`uno-arena, version 0.1.0 (compiled build, mypyc)`: the rules core is imported only when asked."""
+    if not asked or ctx.resilient_parsing:
+        return
+    from uno_arena.rules.build import describe
+
+    click.echo(f"uno-arena, version {_version()} ({describe()})")
+    ctx.exit()
+
+
 COMMANDS = {
     "rules": Lazy("uno_arena.cli.rules_commands", "rules", "The rules: options and in-process simulations."),
     "server": Lazy(
@@ -167,7 +177,14 @@ BOT_COMMANDS = {
 
 
 @click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(_version(), prog_name="uno-arena")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and which build runs (compiled or interpreted), and exit.",
+)
 @click.option("-v", "--verbose", count=True, help="More log output (-v info, -vv debug).")
 def cli(verbose: int) -> None:
     """UNO bot tournaments under the official rules."""

@@ -3,8 +3,10 @@
 `(config, seed, actions)` replays a hand or a match exactly. Entry points:
 `new_hand` / `new_match` to start, `legal_actions` (sorted, complete), `apply`
 (trusted, fast) and `play` (validating), `observe` (RULINGS 29), `run_match`.
+`BUILD` says whether this process runs the compiled build or the interpreted one.
 """
 
+from uno_arena.rules import build  # first: it decides whether the modules below load compiled
 from uno_arena.rules.action import (
     ACCEPT,
     ACTIONS,
@@ -65,9 +67,12 @@ from uno_arena.rules.validate import (
     canonical,
 )
 
+BUILD = build.BUILD
+
 __all__ = [
     "ACCEPT",
     "ACTIONS",
+    "BUILD",
     "CATCH",
     "CHALLENGE",
     "COLOURS",

@@ -97,6 +97,11 @@ class Card:
     def __lt__(self, other: Card) -> bool:
         return self.index < other.index
 
+    def __hash__(self) -> int:
+        """Consistent with identity (faces are interned); stated because a compiled class defining
+        `__lt__` would otherwise lose the `__hash__` it inherits."""
+        return self.index
+
     def __reduce__(self) -> tuple[object, tuple[int]]:
         """Copies and unpickled cards are the interned faces, so identity still holds."""
         return _face, (self.index,)

@@ -3,6 +3,9 @@
 An event that carries private cards (a deal, a draw, a hand shown in a
 challenge) says who may see them; `Event.seen_by(seat)` gives the version that
 seat is allowed (RULINGS 29): the same event with the cards hidden, or nothing.
+
+Each event writes its own `__init__`: one is built on nearly every decision, and a compiled module
+keeps a dataclass-generated one interpreted (see `uno_arena.rules.value`).
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import enum
 from dataclasses import dataclass, replace
 
 from uno_arena.rules.card import Card, Colour
+from uno_arena.rules.value import Value
 
 Seat = int
 
@@ -30,49 +34,73 @@ class ShuffleReason(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class DealerDrew:
+class DealerDrew(Value):
     """A card drawn face up to choose the dealer (RULINGS 3)."""
 
     seat: Seat
     card: Card
     round: int
 
+    def __init__(self, seat: Seat, card: Card, round: int) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "card", card)
+        object.__setattr__(self, "round", round)
+
 
 @dataclass(frozen=True, slots=True)
-class DealerChosen:
+class DealerChosen(Value):
     seat: Seat
 
+    def __init__(self, seat: Seat) -> None:
+        object.__setattr__(self, "seat", seat)
+
 
 @dataclass(frozen=True, slots=True)
-class Shuffled:
+class Shuffled(Value):
     reason: ShuffleReason
     cards: int
 
+    def __init__(self, reason: ShuffleReason, cards: int) -> None:
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "cards", cards)
+
 
 @dataclass(frozen=True, slots=True)
-class Dealt:
+class Dealt(Value):
     """Cards dealt to `seat`; `cards` is None for everyone else."""
 
     seat: Seat
     count: int
     cards: tuple[Card, ...] | None
 
+    def __init__(self, seat: Seat, count: int, cards: tuple[Card, ...] | None) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "cards", cards)
+
 
 @dataclass(frozen=True, slots=True)
-class FirstCard:
+class FirstCard(Value):
     card: Card
 
+    def __init__(self, card: Card) -> None:
+        object.__setattr__(self, "card", card)
+
 
 @dataclass(frozen=True, slots=True)
-class ColourChosen:
+class ColourChosen(Value):
     """The colour named for a first-card Wild (RULINGS 9, 10)."""
 
     seat: Seat
     colour: Colour
 
+    def __init__(self, seat: Seat, colour: Colour) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "colour", colour)
+
 
 @dataclass(frozen=True, slots=True)
-class Played:
+class Played(Value):
     """`seat` played `card`, naming `colour` for a Wild, calling UNO if `uno`.
 
     `jump_in` marks a card played out of turn on an identical one (RULINGS 26). With
@@ -86,9 +114,19 @@ class Played:
     cards_left: int
     jump_in: bool = False
 
+    def __init__(
+        self, seat: Seat, card: Card, colour: Colour | None, uno: bool, cards_left: int, jump_in: bool = False
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "card", card)
+        object.__setattr__(self, "colour", colour)
+        object.__setattr__(self, "uno", uno)
+        object.__setattr__(self, "cards_left", cards_left)
+        object.__setattr__(self, "jump_in", jump_in)
+
 
 @dataclass(frozen=True, slots=True)
-class Drew:
+class Drew(Value):
     """`seat` drew `count` cards; `cards` is None for everyone else.
 
     `reason` says why: "draw" (chose to), "draw_two", "wild_draw_four",
@@ -100,9 +138,15 @@ class Drew:
     cards: tuple[Card, ...] | None
     reason: str
 
+    def __init__(self, seat: Seat, count: int, cards: tuple[Card, ...] | None, reason: str) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "reason", reason)
+
 
 @dataclass(frozen=True, slots=True)
-class Kept:
+class Kept(Value):
     """`seat` ended its turn after drawing (RULINGS 13), keeping what it drew.
 
     Logged whether or not the drawn card could have been played, so the other
@@ -112,72 +156,108 @@ class Kept:
 
     seat: Seat
 
+    def __init__(self, seat: Seat) -> None:
+        object.__setattr__(self, "seat", seat)
+
 
 @dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(Value):
     seat: Seat
 
+    def __init__(self, seat: Seat) -> None:
+        object.__setattr__(self, "seat", seat)
+
 
 @dataclass(frozen=True, slots=True)
-class DirectionChanged:
+class DirectionChanged(Value):
     direction: int  # +1 clockwise (to the left), -1 counter-clockwise
 
+    def __init__(self, direction: int) -> None:
+        object.__setattr__(self, "direction", direction)
+
 
 @dataclass(frozen=True, slots=True)
-class Caught:
+class Caught(Value):
     """`catcher` caught `seat` not calling UNO; `seat` draws the penalty."""
 
     catcher: Seat
     seat: Seat
 
+    def __init__(self, catcher: Seat, seat: Seat) -> None:
+        object.__setattr__(self, "catcher", catcher)
+        object.__setattr__(self, "seat", seat)
+
 
 @dataclass(frozen=True, slots=True)
-class CatchPassed:
+class CatchPassed(Value):
     seat: Seat
 
+    def __init__(self, seat: Seat) -> None:
+        object.__setattr__(self, "seat", seat)
+
 
 @dataclass(frozen=True, slots=True)
-class Accepted:
+class Accepted(Value):
     """`seat` accepted a Wild Draw Four."""
 
     seat: Seat
 
+    def __init__(self, seat: Seat) -> None:
+        object.__setattr__(self, "seat", seat)
+
 
 @dataclass(frozen=True, slots=True)
-class Challenged:
+class Challenged(Value):
     """`challenger` challenged `seat`'s Wild Draw Four; `guilty` is the outcome."""
 
     challenger: Seat
     seat: Seat
     guilty: bool
 
+    def __init__(self, challenger: Seat, seat: Seat, guilty: bool) -> None:
+        object.__setattr__(self, "challenger", challenger)
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "guilty", guilty)
+
 
 @dataclass(frozen=True, slots=True)
-class HandShown:
+class HandShown(Value):
     """`seat`'s hand shown to `to` only (RULINGS 17); `cards` is None for others."""
 
     seat: Seat
     to: Seat
     cards: tuple[Card, ...] | None
 
+    def __init__(self, seat: Seat, to: Seat, cards: tuple[Card, ...] | None) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "to", to)
+        object.__setattr__(self, "cards", cards)
+
 
 @dataclass(frozen=True, slots=True)
-class Swapped:
+class Swapped(Value):
     """Seven-0: `seat`, who played a 7, swapped hands with `other` (RULINGS 27)."""
 
     seat: Seat
     other: Seat
 
+    def __init__(self, seat: Seat, other: Seat) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "other", other)
+
 
 @dataclass(frozen=True, slots=True)
-class HandsPassed:
+class HandsPassed(Value):
     """Seven-0: a 0 made every hand pass one seat in `direction` (RULINGS 27)."""
 
     direction: int
 
+    def __init__(self, direction: int) -> None:
+        object.__setattr__(self, "direction", direction)
+
 
 @dataclass(frozen=True, slots=True)
-class Received:
+class Received(Value):
     """After a swap or a pass, `seat` holds the `count` cards `giver` held; `cards` (sorted,
     so they say nothing of when `giver` got them) is None for everyone but `seat`."""
 
@@ -186,16 +266,25 @@ class Received:
     count: int
     cards: tuple[Card, ...] | None
 
+    def __init__(self, seat: Seat, giver: Seat, count: int, cards: tuple[Card, ...] | None) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "giver", giver)
+        object.__setattr__(self, "count", count)
+        object.__setattr__(self, "cards", cards)
+
 
 @dataclass(frozen=True, slots=True)
-class Reshuffled:
+class Reshuffled(Value):
     """The discards under the top card became the new draw pile (RULINGS 16)."""
 
     cards: int
 
+    def __init__(self, cards: int) -> None:
+        object.__setattr__(self, "cards", cards)
+
 
 @dataclass(frozen=True, slots=True)
-class HandEnded:
+class HandEnded(Value):
     """End of a hand: `winner` is None when it ended without one (RULINGS 24).
 
     `points[seat]` is what that seat scores from this hand.
@@ -204,6 +293,11 @@ class HandEnded:
     reason: HandEnd
     winner: Seat | None
     points: tuple[int, ...]
+
+    def __init__(self, reason: HandEnd, winner: Seat | None, points: tuple[int, ...]) -> None:
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "winner", winner)
+        object.__setattr__(self, "points", points)
 
 
 class MatchEnd(enum.StrEnum):
@@ -214,17 +308,25 @@ class MatchEnd(enum.StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class HandStarted:
+class HandStarted(Value):
     """Match-level event before each hand's own events; `number` counts from 1."""
 
     number: int
 
+    def __init__(self, number: int) -> None:
+        object.__setattr__(self, "number", number)
+
 
 @dataclass(frozen=True, slots=True)
-class MatchEnded:
+class MatchEnded(Value):
     reason: MatchEnd
     winners: tuple[Seat, ...]
     totals: tuple[int, ...]
+
+    def __init__(self, reason: MatchEnd, winners: tuple[Seat, ...], totals: tuple[int, ...]) -> None:
+        object.__setattr__(self, "reason", reason)
+        object.__setattr__(self, "winners", winners)
+        object.__setattr__(self, "totals", totals)
 
 
 Event = (

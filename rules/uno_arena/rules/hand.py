@@ -39,6 +39,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Sequence
+from typing import Final
 
 from uno_arena.rules.action import Action, ActionKind
 from uno_arena.rules.card import DECK_SIZE, FACES, Card, Colour, Rank, standard_deck
@@ -90,6 +91,43 @@ class DeckError(ValueError):
     """An explicit deck order that is not a permutation of the 108-card deck."""
 
 
+_ATTRIBUTES = (
+    "actions",
+    "cards",
+    "catch_queue",
+    "colour",
+    "config",
+    "dealer",
+    "direction",
+    "discards",
+    "draw_pile",
+    "drawn",
+    "events",
+    "first_event",
+    "jump_queue",
+    "laid",
+    "max_turns",
+    "penalty",
+    "pending",
+    "phase",
+    "players",
+    "result",
+    "resume_phase",
+    "resume_seat",
+    "rng",
+    "shown",
+    "stalled_turns",
+    "swaps",
+    "to_move",
+    "turn_seat",
+    "turns",
+    "uno_called",
+    "wild_draw_four_guilty",
+    "wild_draw_four_seat",
+)
+"""Every attribute of a `Hand`: its slots, and what `Hand.clone` copies."""
+
+
 class Hand:
     """One hand: cards, piles, whose decision it is, and the event log.
 
@@ -98,40 +136,7 @@ class Hand:
     is `discards[-1]`).
     """
 
-    __slots__ = (
-        "actions",
-        "cards",
-        "catch_queue",
-        "colour",
-        "config",
-        "dealer",
-        "direction",
-        "discards",
-        "draw_pile",
-        "drawn",
-        "events",
-        "first_event",
-        "jump_queue",
-        "laid",
-        "max_turns",
-        "penalty",
-        "pending",
-        "phase",
-        "players",
-        "result",
-        "resume_phase",
-        "resume_seat",
-        "rng",
-        "shown",
-        "stalled_turns",
-        "swaps",
-        "to_move",
-        "turn_seat",
-        "turns",
-        "uno_called",
-        "wild_draw_four_guilty",
-        "wild_draw_four_seat",
-    )
+    __slots__ = _ATTRIBUTES
 
     def __init__(self, config: RulesConfig, rng: random.Random, events: list[Event]) -> None:
         self.config = config
@@ -193,8 +198,10 @@ class Hand:
         The copy gets its own generator in the same state, unless `rng` (and
         `events`, the log to continue) are given by a cloning match.
         """
-        twin = Hand.__new__(Hand)
-        for name in Hand.__slots__:
+        # not `Hand.__new__(Hand)`, which runs `__init__` once compiled; nor `Hand.__slots__`, which a
+        # compiled class does not have: a fresh hand, then every attribute copied
+        twin = Hand(self.config, self.rng, self.events)
+        for name in _ATTRIBUTES:
             setattr(twin, name, getattr(self, name))
         twin.rng = rng if rng is not None else _copy_rng(self.rng)
         twin.events = events if events is not None else list(self.events)
@@ -216,6 +223,43 @@ def _copy_rng(rng: random.Random) -> random.Random:
     twin = random.Random()
     twin.setstate(rng.getstate())
     return twin
+
+
+def _shuffle(rng: random.Random, cards: list[Card]) -> None:
+    """`rng.shuffle(cards)`: the same order from the same generator state, cheaper once compiled."""
+    if _SHUFFLE_MATCHES and type(rng) is random.Random:
+        _fisher_yates(rng, cards)
+    else:
+        rng.shuffle(cards)
+
+
+def _fisher_yates(rng: random.Random, cards: list[Card]) -> None:
+    """The standard library's shuffle written out (each index drawn by `getrandbits` with rejection,
+    as `Random._randbelow` does): compiled it costs a C call per card, where `random.shuffle` is
+    Python code making Python calls per card."""
+    getrandbits = rng.getrandbits
+    for i in range(len(cards) - 1, 0, -1):
+        below = i + 1
+        bits = below.bit_length()
+        j = getrandbits(bits)
+        while j >= below:
+            j = getrandbits(bits)
+        cards[i], cards[j] = cards[j], cards[i]
+
+
+def _shuffle_matches() -> bool:
+    """Whether `_fisher_yates` orders a few decks as `random.Random.shuffle` does on this Python:
+    replays depend on it, so where it does not the standard library's shuffle is used."""
+    for seed in range(4):
+        ours, theirs = standard_deck(), standard_deck()
+        _fisher_yates(random.Random(seed), ours)
+        random.Random(seed).shuffle(theirs)
+        if ours != theirs:
+            return False
+    return True
+
+
+_SHUFFLE_MATCHES: Final = _shuffle_matches()
 
 
 def new_hand(
@@ -251,7 +295,7 @@ def _ordered_pile(deck: Sequence[Card]) -> list[Card]:
 
 def _shuffled_pile(hand: Hand) -> list[Card]:
     pile = standard_deck()
-    hand.rng.shuffle(pile)
+    _shuffle(hand.rng, pile)
     hand.events.append(Shuffled(ShuffleReason.DEAL, len(pile)))
     return pile
 
@@ -273,7 +317,7 @@ def _turn_up_first_card(hand: Hand) -> None:
         card.rank is Rank.WILD_DRAW_FOUR and hand.config.first_wild_draw_four is FirstWildDrawFour.RESHUFFLE
     ):
         hand.draw_pile.append(card)
-        hand.rng.shuffle(hand.draw_pile)
+        _shuffle(hand.rng, hand.draw_pile)
         hand.events.append(Shuffled(ShuffleReason.FIRST_CARD, len(hand.draw_pile)))
         card = hand.draw_pile.pop()
     hand.discards.append(card)
@@ -345,7 +389,7 @@ def _take(hand: Hand) -> Card | None:
     if not hand.draw_pile and len(hand.discards) > 1:
         top = hand.discards.pop()
         hand.draw_pile = hand.discards
-        hand.rng.shuffle(hand.draw_pile)
+        _shuffle(hand.rng, hand.draw_pile)
         hand.discards = [top]
         hand.events.append(Reshuffled(len(hand.draw_pile)))
     return hand.draw_pile.pop() if hand.draw_pile else None

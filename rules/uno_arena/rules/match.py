@@ -55,51 +55,60 @@ class Match:
         "totals",
     )
 
-    def __init__(self, config: RulesConfig, rng: random.Random) -> None:
+    def __init__(self, config: RulesConfig, rng: random.Random, hand: Hand, events: list[Event]) -> None:
+        """A match whose first hand, `hand`, logs to `events`; `new_match` deals it."""
         self.config = config
         self.rng = rng
         self.totals = [0] * config.players
         self.hand_results: list[HandEnded] = []
-        self.events: list[Event] = []
+        self.events = events
         self.actions: list[Action] = []
         self.result: MatchResult | None = None
         self.hand_number = 1
-        self.events.append(HandStarted(1))
-        self.hand = new_hand(config, rng, events=self.events)
-        self._settle_if_over()
+        self.hand = hand
 
     @property
     def is_over(self) -> bool:
         return self.result is not None
 
     def clone(self) -> Match:
-        """An independent copy (its own generator in the same state)."""
-        twin = Match.__new__(Match)
-        for name in Match.__slots__:
-            setattr(twin, name, getattr(self, name))
-        twin.rng = random.Random()
-        twin.rng.setstate(self.rng.getstate())
+        """An independent copy (its own generator in the same state).
+
+        Built through `__init__`, attribute by attribute: `Match.__new__(Match)` would run `__init__`
+        once compiled, and a compiled class has no `__slots__` to loop over.
+        """
+        rng = random.Random()
+        rng.setstate(self.rng.getstate())
+        events = list(self.events)
+        twin = Match(self.config, rng, self.hand.clone(rng, events), events)
         twin.totals = list(self.totals)
         twin.hand_results = list(self.hand_results)
-        twin.events = list(self.events)
         twin.actions = list(self.actions)
-        twin.hand = self.hand.clone(twin.rng, twin.events)
+        twin.result = self.result
+        twin.hand_number = self.hand_number
         return twin
 
     def _settle_if_over(self) -> None:
-        """After a hand ends: add its points, then end the match or deal the next hand."""
+        """After a hand ends: add its points, then end the match or deal the next hand.
+
+        `_record` says whether the match ended rather than this loop re-reading `self.result`: a
+        narrowed attribute stays narrowed across the call that sets it, which only fails compiled.
+        """
         while self.hand.result is not None and self.result is None:
-            self._record(self.hand.result)
-            if self.result is None:
+            if not self._record(self.hand.result):
                 self._next_hand()
 
-    def _record(self, ended: HandEnded) -> None:
+    def _record(self, ended: HandEnded) -> bool:
+        """Add a hand's points; whether that ended the match."""
         self.hand_results.append(ended)
         self.totals = [t + p for t, p in zip(self.totals, ended.points, strict=True)]
         if max(self.totals) >= self.config.target_score:
             self._finish(MatchEnd.TARGET_REACHED)
         elif len(self.hand_results) >= self.config.max_hands_per_match:
             self._finish(MatchEnd.MAX_HANDS)
+        else:
+            return False
+        return True
 
     def _finish(self, reason: MatchEnd) -> None:
         best = min(self.totals) if self.config.scoring is Scoring.PENALTY_POINTS else max(self.totals)
@@ -120,7 +129,10 @@ class Match:
 
 def new_match(config: RulesConfig, rng: random.Random) -> Match:
     """Start a match: the first hand is dealt (its dealer drawn, RULINGS 3)."""
-    return Match(config, rng)
+    events: list[Event] = [HandStarted(1)]
+    match = Match(config, rng, new_hand(config, rng, events=events), events)
+    match._settle_if_over()
+    return match
 
 
 State = Hand | Match

@@ -16,10 +16,11 @@ from uno_arena.rules.card import Card, Colour
 from uno_arena.rules.event import Seat
 from uno_arena.rules.hand import Hand, Phase
 from uno_arena.rules.legal import legal_actions
+from uno_arena.rules.value import Value
 
 
 @dataclass(frozen=True, slots=True)
-class Observation:
+class Observation(Value):
     """One seat's view of the game at a decision point.
 
     `discards` is the discard pile since the last reshuffle, bottom first (its
@@ -54,6 +55,52 @@ class Observation:
     target_score: int
     hand_number: int
     legal_actions: tuple[Action, ...]
+
+    def __init__(
+        self,
+        seat: Seat,
+        players: int,
+        phase: Phase,
+        to_move: Seat,
+        turn_seat: Seat,
+        dealer: Seat,
+        direction: int,
+        cards: tuple[Card, ...],
+        top: Card,
+        colour: Colour | None,
+        discards: tuple[Card, ...],
+        hand_sizes: tuple[int, ...],
+        draw_pile_size: int,
+        drawn: Card | None,
+        penalty: int,
+        shown: tuple[tuple[Seat, tuple[Card, ...]], ...],
+        turn: int,
+        scores: tuple[int, ...],
+        target_score: int,
+        hand_number: int,
+        legal_actions: tuple[Action, ...],
+    ) -> None:
+        object.__setattr__(self, "seat", seat)
+        object.__setattr__(self, "players", players)
+        object.__setattr__(self, "phase", phase)
+        object.__setattr__(self, "to_move", to_move)
+        object.__setattr__(self, "turn_seat", turn_seat)
+        object.__setattr__(self, "dealer", dealer)
+        object.__setattr__(self, "direction", direction)
+        object.__setattr__(self, "cards", cards)
+        object.__setattr__(self, "top", top)
+        object.__setattr__(self, "colour", colour)
+        object.__setattr__(self, "discards", discards)
+        object.__setattr__(self, "hand_sizes", hand_sizes)
+        object.__setattr__(self, "draw_pile_size", draw_pile_size)
+        object.__setattr__(self, "drawn", drawn)
+        object.__setattr__(self, "penalty", penalty)
+        object.__setattr__(self, "shown", shown)
+        object.__setattr__(self, "turn", turn)
+        object.__setattr__(self, "scores", scores)
+        object.__setattr__(self, "target_score", target_score)
+        object.__setattr__(self, "hand_number", hand_number)
+        object.__setattr__(self, "legal_actions", legal_actions)
 
     @property
     def is_my_move(self) -> bool:

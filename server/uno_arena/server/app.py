@@ -13,6 +13,7 @@ import redis.asyncio as aioredis
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from uno_arena.rules import build
 from uno_arena.server.arena import Arena
 from uno_arena.server.servicers import BotServicer, ControlServicer
 from uno_arena.server.settings import ServerSettings
@@ -122,7 +123,7 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     except BaseException:
         await redis_client_.aclose()
         raise
-    log.info("match server listening on %s (port %d)", address, port)
+    log.info("match server listening on %s (port %d, %s)", address, port, build.describe())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

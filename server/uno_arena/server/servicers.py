@@ -15,7 +15,7 @@ import redis
 from google.protobuf.message import DecodeError
 
 from uno_arena.records import identity
-from uno_arena.rules import ConfigError, public
+from uno_arena.rules import ConfigError, build, public
 from uno_arena.server import wire
 from uno_arena.server.arena import SERVER_DRAINING, Arena
 from uno_arena.server.gateway import ANSWERED, LATE, BotConnection, NoNewMatches
@@ -26,11 +26,12 @@ log = logging.getLogger(__name__)
 
 
 def _server_name() -> str:
-    """Welcome.server: the name and installed version; the bare name when uno-arena is not installed."""
+    """Welcome.server: the name, installed version and build (compiled or interpreted); the bare
+    name and build when uno-arena is not installed."""
     try:
-        return f"uno-arena {importlib.metadata.version('uno-arena')}"
+        return f"uno-arena {importlib.metadata.version('uno-arena')} ({build.describe()})"
     except importlib.metadata.PackageNotFoundError:
-        return "uno-arena"
+        return f"uno-arena ({build.describe()})"
 
 
 SERVER_NAME = _server_name()
