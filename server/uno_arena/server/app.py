@@ -123,7 +123,7 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     except BaseException:
         await redis_client_.aclose()
         raise
-    log.info("match server listening on %s (port %d, %s)", address, port, build.describe())
+    log.info("match server listening on %s (port %d), %s", address, port, build.describe())
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):
