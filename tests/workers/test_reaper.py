@@ -206,3 +206,27 @@ def test_progress_says_what_waits_and_gives_no_eta_while_nothing_runs(
     set_state(client, keys, 2, MatchState.FAILED, "out of retries")
     state = progress(client, prefix, tournament_id)
     assert state.retries == {} and state.only_failed_left
+
+
+def test_a_job_left_in_rqs_intermediate_list_by_a_worker_killed_taking_it_is_queued_again_once(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
+    """A worker killed between taking the job from the queue and starting it leaves the job in RQ's
+    intermediate list (cleaned by RQ only every few minutes): seen so on two sweeps, it is queued again,
+    once, and the stale entry goes."""
+    client, prefix = redis_prefix
+    tournament_id = tournament(client, prefix, ["a", "b", "c"])
+    queue = match_queue(client, prefix)
+    taken = job_id(prefix, tournament_id, 2)
+    client.lrem(queue.key, 0, taken)
+    client.lpush(queue.intermediate_queue_key, taken)  # where RQ's dequeue puts it (an LMOVE)
+    before = queued_ids(client, prefix)
+
+    reaper = Reaper(client, prefix, interval=1)
+    reaper.sweep()
+    assert queued_ids(client, prefix) == before  # once may be a worker taking it this very moment
+    for _ in range(4):
+        reaper.sweep()
+    after = queued_ids(client, prefix)
+    assert after == [taken, *before] and after.count(taken) == 1
+    assert [text for text in client.lrange(queue.intermediate_queue_key, 0, -1)] == []

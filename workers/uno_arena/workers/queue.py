@@ -98,9 +98,11 @@ class Run(enum.Enum):
 
 
 def job_run(client: redis.Redis, prefix: str, tournament_id: str, index: int,
-            grace_s: float = STARTED_GRACE_S) -> Run:  # fmt: skip
+            grace_s: float = STARTED_GRACE_S, moving_stuck: bool = False) -> Run:  # fmt: skip
     """Where the match's job is. A started job counts as running while the match's lease is held, or
-    for `grace_s` after it started if the worker that started it is registered with RQ."""
+    for `grace_s` after it started if the worker that started it is registered with RQ. A job in RQ's
+    intermediate list (taken from the queue by a worker, not started yet) counts as queued, unless
+    `moving_stuck`: a caller that saw it there seconds ago knows its worker died taking it."""
     try:
         job = Job.fetch(job_id(prefix, tournament_id, index), connection=client)
     except NoSuchJobError:
@@ -122,8 +124,9 @@ def job_run(client: redis.Redis, prefix: str, tournament_id: str, index: int,
             _registered(client, worker) and time.time() - began < grace_s for worker, began in runs
         )
         return Run.STARTED if alive else Run.ABANDONED
-    listed = (client.lpos(queue.key, job.id) is not None
-              or client.lpos(queue.intermediate_queue_key, job.id) is not None)  # fmt: skip
+    listed = client.lpos(queue.key, job.id) is not None or (
+        not moving_stuck and client.lpos(queue.intermediate_queue_key, job.id) is not None
+    )
     return Run.QUEUED if listed else Run.ABANDONED
 
 
@@ -199,7 +202,8 @@ _RELEASE = "if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS
 
 
 def enqueue(client: redis.Redis, prefix: str, tournament_id: str, spec: TournamentSpec,
-            indices: Iterable[int], *, force: bool = False, at_front: bool = False) -> int:  # fmt: skip
+            indices: Iterable[int], *, force: bool = False, at_front: bool = False,
+            moving_stuck: bool = False) -> int:  # fmt: skip
     """Queue these matches, each at most once; return how many were queued.
 
     Left alone: matches done, and those whose job will run anyway: in the
@@ -208,6 +212,7 @@ def enqueue(client: redis.Redis, prefix: str, tournament_id: str, spec: Tourname
     come is moved to the queue now, with its retries left. A match whose job
     was abandoned (its worker died), or `force`d, goes to the front: the
     server may still hold its result, which it forgets after a while.
+    `moving_stuck`: see `job_run` (the reaper's orphans).
     """
     keys, queue, queued = Keys(prefix, tournament_id), match_queue(client, prefix), 0
     for index in indices:
@@ -215,7 +220,7 @@ def enqueue(client: redis.Redis, prefix: str, tournament_id: str, spec: Tourname
         with _queueing(client, keys, index) as mine:
             if not mine:
                 continue  # another process is queueing it this very moment
-            run = job_run(client, prefix, tournament_id, index)
+            run = job_run(client, prefix, tournament_id, index, moving_stuck=moving_stuck)
             if run in (Run.QUEUED, Run.SCHEDULED) or (run is Run.STARTED and not force):
                 continue
             if not set_state(client, keys, index, MatchState.QUEUED):

@@ -85,14 +85,16 @@ def orphans(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
 
     A queued match's job is normally in the queue, waiting out a retry, or
     started by a live worker. A worker can die after taking the job and
-    before taking the match's lease, and a Redis restart can lose the job's
-    queue entry; either leaves a match that waits for ever. The queue's own
-    entries are read once, so only the few matches not found there are
-    looked at one by one.
+    before taking the match's lease (even before starting it: its job then
+    stays in RQ's intermediate list, which RQ cleans only every few minutes),
+    and a Redis restart can lose the job's queue entry; either leaves a match
+    that waits for ever. The queue's own entries are read once, so only the
+    few matches not found there are looked at one by one; the caller judges
+    a match only when it is found on two sweeps in a row (a job passes
+    through the intermediate list in milliseconds).
     """
     queue = match_queue(client, prefix)
     listed = {text(j) for j in client.lrange(queue.key, 0, -1)}
-    listed |= {text(j) for j in client.lrange(queue.intermediate_queue_key, 0, -1)}
     found = set()
     for tournament_id in list_ids(client, prefix):
         keys = Keys(prefix, tournament_id)
@@ -101,7 +103,7 @@ def orphans(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
         for index, state in states(client, prefix, tournament_id).items():
             if state is not MatchState.QUEUED or job_id(prefix, tournament_id, index) in listed:
                 continue
-            if job_run(client, prefix, tournament_id, index) in (Run.NONE, Run.ABANDONED):
+            if job_run(client, prefix, tournament_id, index, moving_stuck=True) in (Run.NONE, Run.ABANDONED):
                 found.add((tournament_id, index))
     return found
 
@@ -171,7 +173,9 @@ class Reaper(threading.Thread):
             except TournamentError as error:  # deleted meanwhile
                 log.warning("reaper: %s", error)
                 continue
-            if enqueue(self.client, self.prefix, tournament_id, spec, [index], at_front=True):
+            if enqueue(
+                self.client, self.prefix, tournament_id, spec, [index], at_front=True, moving_stuck=True
+            ):
                 log.warning("%s match %d: nothing would run it (its worker died?); queued again",
                             tournament_id, index)  # fmt: skip
         self.suspects = stuck - self.suspects
