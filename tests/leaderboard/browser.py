@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
-from uno_arena.leaderboard.web import WebServer
+from uno_arena.leaderboard.web import ServerLimits, WebServer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -30,9 +30,9 @@ NARROW = (400, 900)  # the narrowest layout the pages promise (no horizontal ove
 
 
 @contextlib.contextmanager
-def serving(app: Flask) -> Iterator[str]:
+def serving(app: Flask, limits: ServerLimits | None = None) -> Iterator[str]:
     """The app on the web view's own server (waitress), on a free port, in a thread; its base URL."""
-    server = WebServer(app, "127.0.0.1", 0)
+    server = WebServer(app, "127.0.0.1", 0, limits or ServerLimits())
     thread = threading.Thread(target=server.serve, name="web-view", daemon=True)
     thread.start()
     try:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import http.client
 import json
-import threading
 import urllib.parse
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -16,10 +15,11 @@ from typing import Any
 import pytest
 import redis
 
+from tests.leaderboard.browser import serving
 from tests.leaderboard.test_web import recorded, status_of  # noqa: F401 (a fixture)
 from tests.workers.harness import wait_until
 from uno_arena.leaderboard import live as live_web
-from uno_arena.leaderboard.web import ServerLimits, WebServer, create_app
+from uno_arena.leaderboard.web import ServerLimits, create_app
 from uno_arena.records import identity, live
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, scheduled_match, set_state
@@ -96,15 +96,8 @@ def web(client: redis.Redis, prefix: str, threads: int = 8, **limits: Any) -> It
     """The web view on its own server (waitress, `threads` threads); `limits`: the live streams'."""
     app = create_app(client, prefix)
     live_web.limit(app, live_web.LiveLimits(**limits))
-    server = WebServer(app, "127.0.0.1", 0, ServerLimits(threads=threads))  # the streams: threads - 2
-    thread = threading.Thread(target=server.serve, name="web-view", daemon=True)
-    thread.start()
-    try:
-        yield server.urls[0].rstrip("/")
-    finally:
-        server.stop()
-        thread.join(10)
-        assert not thread.is_alive(), "the web view did not stop"
+    with serving(app, ServerLimits(threads=threads)) as url:  # the streams: threads - 2
+        yield url
 
 
 @pytest.fixture
