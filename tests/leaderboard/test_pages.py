@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 import redis
 from flask import Flask, request
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import StaleElementReferenceException, TimeoutException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys as KeyPress
 from selenium.webdriver.support.ui import WebDriverWait
@@ -93,7 +93,9 @@ def site(played: Played) -> Iterator[str]:
 
 
 def wait(driver: Any, condition: Any, message: str) -> Any:
-    return WebDriverWait(driver, WAIT_S).until(lambda d: condition(d), message)
+    """Until `condition` holds; a part the page replaced between finding and reading it is read again."""
+    waiting = WebDriverWait(driver, WAIT_S, ignored_exceptions=(StaleElementReferenceException,))
+    return waiting.until(lambda d: condition(d), message)
 
 
 def rows(driver: Any, table_id: str) -> list[Any]:
