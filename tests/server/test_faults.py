@@ -6,6 +6,7 @@ import concurrent.futures
 import random
 import re
 import threading
+import time
 
 import grpc
 import pytest
@@ -324,6 +325,25 @@ def test_a_late_answer_costs_only_its_timeout(match_server: RunningServer) -> No
     assert not stray[0].HasField("action_index") and not stray[0].HasField("event_index")  # no decision's
     assert_placed(finished)
     slow.close()
+
+
+def test_a_deadline_after_earlier_decisions_is_the_whole_timeout(match_server: RunningServer) -> None:
+    """One clock per match, armed at the first decision's deadline and moved on when it fires early:
+    a decision that times out later still gets its whole 300 ms, not what was left of the first's."""
+    fallback = eager(random.Random(4))
+    asked_at: list[float] = []
+
+    def slow_first_then_silent(request: bot_pb2.DecisionRequest) -> int | None:
+        asked_at.append(time.monotonic())
+        if len(asked_at) == 1:
+            time.sleep(0.15)  # a slow answer, in time: the match's clock stays armed for its deadline
+        return None if len(asked_at) == 5 else fallback(request)
+
+    finished = match_with(match_server, slow_first_then_silent, "slow-then-silent")
+    assert [f.kind for f in finished.faults] == [pb.FAULT_KIND_TIMEOUT]
+    assert asked_at[4] - asked_at[0] >= 0.15  # the first deadline passes while the 5th is due
+    assert asked_at[5] - asked_at[4] >= 0.28  # the next request came only after the whole timeout
+    assert_placed(finished)
 
 
 # what the server applies for a missed house-rule decision (None: the first legal action)

@@ -18,6 +18,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import grpc
 
@@ -39,18 +40,25 @@ BOT_ERROR_DETAIL_CHARS = 512  # BotError.detail is cut to this (bot.proto)
 BotErrorSink = Callable[["BotConnection", str, str], "str | None"]
 
 
-class Disconnected(Exception):
-    """The bot's connection ended while a decision was pending."""
-
-
 class NoNewMatches(Exception):
     """The server is draining: `Gateway.reserve` gives no slot to anyone any more."""
 
 
-@dataclass(eq=False)
-class PendingDecision:
+class PendingDecision(Protocol):
+    """A decision request sent on a connection and not answered yet (a match's `Asked`).
+
+    Its answer is handed over at once, by the task that read it: no future, no task wake-up
+    per decision. The connection's loss is handed over soon after, never inside `close`, which
+    runs in the midst of other work.
+    """
+
     match_id: str
-    future: asyncio.Future[int]
+
+    def answered(self, action_id: int) -> None:
+        """The bot answered with `action_id` (`UNKNOWN_REQUEST`: with an id of no pending request)."""
+
+    def lost(self, reason: str) -> None:
+        """The connection ended first, for `reason`."""
 
 
 @dataclass(eq=False)
@@ -107,7 +115,7 @@ class BotConnection:
 
     def __post_init__(self) -> None:
         self._outbox: deque[bytes] = deque()
-        self._wakeup = asyncio.Event()
+        self._writer: asyncio.Future[None] | None = None  # the writer, waiting for a message
         self._finished: OrderedDict[str, tuple[str, str]] = OrderedDict()  # request id -> (fate, match id)
         settings = self.settings
         self.strays = StrayLimiter(settings.stray_replies_per_s, settings.stray_burst, settings.stray_flood)
@@ -131,19 +139,28 @@ class BotConnection:
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
             )
             return
-        self._outbox.append(data)
+        outbox = self._outbox
+        outbox.append(data)
         self.queued_bytes += len(data)
-        self.peak_messages = max(self.peak_messages, len(self._outbox))
-        self.peak_bytes = max(self.peak_bytes, self.queued_bytes)
-        self._wakeup.set()
+        if len(outbox) > self.peak_messages:
+            self.peak_messages = len(outbox)
+        if self.queued_bytes > self.peak_bytes:
+            self.peak_bytes = self.queued_bytes
+        self._wake_writer()
+
+    def _wake_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None and not writer.done():
+            writer.set_result(None)
 
     async def next_message(self) -> bytes | None:
         """The next message to write; None once closed and drained (a forced close drops the rest)."""
         while not self._outbox:
             if self.closed:
                 return None
-            self._wakeup.clear()
-            await self._wakeup.wait()
+            # one future while the outbox is empty, rather than an Event's per message
+            self._writer = asyncio.get_running_loop().create_future()
+            await self._writer
         data = self._outbox.popleft()
         self.queued_bytes -= len(data)
         return data
@@ -152,7 +169,7 @@ class BotConnection:
         return len(self._outbox)
 
     def close(self, reason: str, code: grpc.StatusCode | None = None) -> None:
-        """End the stream and fail every pending decision with `Disconnected`.
+        """End the stream; every pending decision is told it is lost (soon after).
 
         With a `code`, the stream ends at once with that status (what is queued is dropped, a
         write the bot does not take is abandoned); without, it ends OK after what is queued.
@@ -160,16 +177,17 @@ class BotConnection:
         if self.closed:
             return
         self.closed, self.close_reason, self.close_code = True, reason, code
-        for pending in self.pending.values():
-            if not pending.future.done():
-                pending.future.set_exception(Disconnected(reason))
-        self.pending.clear()
+        if self.pending:
+            loop = asyncio.get_running_loop()
+            for pending in self.pending.values():
+                loop.call_soon(pending.lost, reason)
+            self.pending.clear()
         if code is not None:
             self._outbox.clear()
             self.queued_bytes = 0
             if self.on_forced_close is not None:
                 self.on_forced_close(code, reason)
-        self._wakeup.set()
+        self._wake_writer()
 
     # --- answers ------------------------------------------------------------
 
@@ -184,12 +202,12 @@ class BotConnection:
         self._remember(request_id, LATE, pending.match_id if pending is not None else "")
 
     def answer(self, request_id: str, action_id: int) -> bool:
-        """Resolve a pending request; False if the id is unknown (or already answered)."""
+        """Hand the answer to its pending request; False if the id is unknown (or already answered)."""
         pending = self.pending.pop(request_id, None)
-        if pending is None or pending.future.done():
+        if pending is None:
             return False
-        pending.future.set_result(action_id)
         self._remember(request_id, ANSWERED, pending.match_id)
+        pending.answered(action_id)
         return True
 
     def fate(self, request_id: str) -> str | None:

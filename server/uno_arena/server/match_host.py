@@ -20,11 +20,13 @@ the server's `bot_errors_strike` says otherwise.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 import logging
 import random
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from uno_arena.rules import (
@@ -42,12 +44,10 @@ from uno_arena.rules import (
     canonical,
     legal_actions,
     new_match,
-    public,
-    seen_by,
 )
-from uno_arena.rules.event import Event, HandEnded
+from uno_arena.rules.event import HandEnded
 from uno_arena.server import wire
-from uno_arena.server.gateway import BotConnection, Disconnected, Gateway, PendingDecision
+from uno_arena.server.gateway import BotConnection, Gateway
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -56,31 +56,19 @@ log = logging.getLogger(__name__)
 UNKNOWN_REQUEST = -2  # answer() sentinel: the bot answered a request id we never sent
 _DEFAULTS = (DRAW, KEEP, ACCEPT, PASS, DONE)
 ASKED_KEPT = 1024  # requests per match a BotError may still quote (the connection keeps as many answered)
+_DRAWN = Phase.DRAWN
 
 
 LOG_CHUNK_EVENTS = 2000  # events per `log` message: well under the 4 MiB message limit
 
 
-def log_chunks(events: list[Event]) -> list[control_pb2.MatchProgress]:
+def log_chunks(encoder: wire.MatchEncoder) -> list[control_pb2.MatchProgress]:
     """The complete log as `log` progress messages, in order."""
+    logged = encoder.catch_up()
     return [
-        control_pb2.MatchProgress(log=wire.event_log_chunk(events[i : i + LOG_CHUNK_EVENTS]))
-        for i in range(0, len(events), LOG_CHUNK_EVENTS)
+        control_pb2.MatchProgress(log=wire.log_chunk(encoder.log(i, min(i + LOG_CHUNK_EVENTS, logged))))
+        for i in range(0, logged, LOG_CHUNK_EVENTS)
     ]
-
-
-def _time_out(future: asyncio.Future[int]) -> None:
-    """The decision clock: cheaper than `asyncio.wait_for`, which costs an extra task wake-up."""
-    if not future.done():
-        future.set_exception(TimeoutError())
-
-
-def _answered(asked: Asked) -> Action | None:
-    """The legal action a bot answered to a request whose decision is not applied yet, if any."""
-    future = asked.future
-    if not future.done() or future.cancelled() or future.exception() is not None:
-        return None
-    return next((a for a in asked.legal if a.id == future.result()), None)
 
 
 def default_action(legal: list[Action]) -> Action:
@@ -91,16 +79,34 @@ def default_action(legal: list[Action]) -> Action:
     return legal[0]
 
 
-@dataclass(eq=False, slots=True)
 class Asked:
-    """A request sent to a seat, kept so that a later BotError can be recorded against it."""
+    """A request sent to a seat: the decision its answer, deadline or lost connection settles (a
+    `gateway.PendingDecision`), kept afterwards so that a later BotError can be recorded against it.
+    """
 
-    seat: int
-    legal: list[Action]
-    future: asyncio.Future[int]
-    at: tuple[int, int]  # the decision's place: (action index, event index), for a later BotError
-    applied: Action | None = None  # once the decision is settled
-    reported: bool = False  # a BotError was recorded for it
+    __slots__ = ("applied", "at", "connection", "deadline", "host", "legal", "match_id", "reported",
+                 "request_id", "seat")  # fmt: skip
+
+    def __init__(
+        self, host: MatchHost, seat: int, legal: list[Action], at: tuple[int, int], request_id: str,
+        connection: BotConnection, deadline: float,
+    ) -> None:  # fmt: skip
+        self.host = host
+        self.match_id = host.spec.match_id
+        self.seat = seat
+        self.legal = legal
+        self.at = at  # the decision's place: (action index, event index), for a later BotError
+        self.request_id = request_id
+        self.connection = connection
+        self.deadline = deadline  # the event loop's time
+        self.applied: Action | None = None  # once the decision is settled
+        self.reported = False  # a BotError was recorded for it
+
+    def answered(self, action_id: int) -> None:
+        self.host.answered(self, action_id)
+
+    def lost(self, reason: str) -> None:
+        self.host.lost(self, reason)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,9 +120,21 @@ class MatchSpec:
     disconnect_grace: float
 
 
+# What the match's task is woken with: a seat whose lost connection it must wait for (with the
+# legal actions of the decision due), or None once the match is over.
+Stalled = tuple[int, list[Action]] | None
+
+
 @dataclass(eq=False)
 class MatchHost:
-    """One running match and everyone watching it."""
+    """One running match and everyone watching it.
+
+    Decisions follow one another without a task in between: the bot's answer (handed over by the
+    task that read it), the deadline (one timer per match, re-armed lazily) or the loss of its
+    connection settles the decision due and asks the next at once (`_play`). The match's own
+    task starts the match, waits for a lost seat's connection within its grace period, and
+    finishes the match.
+    """
 
     spec: MatchSpec
     gateway: Gateway
@@ -128,56 +146,102 @@ class MatchHost:
     def __post_init__(self) -> None:
         self.match = new_match(self.spec.config, random.Random(self.spec.seed))
         players = len(self.spec.bots)
+        self.encoder = wire.MatchEncoder(
+            self.match, self.spec.match_id, int(self.spec.decision_timeout * 1000)
+        )
         self.strikes = [0] * players
         self.forfeited: list[int] = []
         self.faults: list[pb.Fault] = []
         self.seated: list[BotConnection | None] = [None] * players  # the connection told of this match
         self.sent = [0] * players  # events delivered per seat
         self.published = 0  # events published to spectators and subscribers
+        self._hands_published = 0  # hands whose end was published
         self.lost_at: dict[int, float] = {}  # seat -> monotonic time its connection was lost
         # per seat, so that a seat's request ids say nothing of how often the others were asked
         # (whether a drawn card could be played, whether a hand held a playable card: RULINGS 29)
         self._requests = [itertools.count(1) for _ in range(players)]
         self._asked: OrderedDict[str, Asked] = OrderedDict()  # request id -> what was asked, newest last
         self.started_at = time.monotonic()
+        self._due: Asked | None = None  # the decision asked and not settled yet
+        self._forfeit_end = False  # all seats but one forfeited: the match ends
+        self._clock: asyncio.TimerHandle | None = None  # fires at or before the due decision's deadline
+        self._stalled: asyncio.Future[Stalled] | None = None  # what the match's task waits for
 
     # --- the match loop ---------------------------------------------------
 
     async def run(self) -> None:
         """Play to the end; always finishes (the result says how), never raises for a bot's sake."""
-        reason: pb.MatchEnd | None = None
         self.gateway.take_bot_errors(self.spec.match_id, self.bot_error)
+        loop = asyncio.get_running_loop()
         try:
             for seat in range(len(self.spec.bots)):
                 self._seat(seat)
             self._publish()
-            while self.match.result is None and reason is None:
-                seat = self.match.hand.to_move
-                legal = legal_actions(self.match)
-                action = await self._decision(seat, legal)
-                apply(self.match, action)
-                if len(self.forfeited) >= len(self.spec.bots) - 1:
-                    reason = pb.MATCH_END_FORFEIT
-                self._publish()
+            resume: Callable[[], None] = self._play
+            while True:
+                self._stalled = loop.create_future()
+                resume()
+                stalled = await self._stalled
+                if stalled is None:
+                    break
+                seat, legal = stalled
+                connection = await self._connection(seat)
+                resume = functools.partial(self._resume, seat, legal, connection)
         except asyncio.CancelledError:
-            reason = pb.MATCH_END_ABORTED
-            self.finish(reason)
+            self.finish(pb.MATCH_END_ABORTED)
             raise
-        self.finish(reason)
+        self.finish(pb.MATCH_END_FORFEIT if self._forfeit_end else None)
 
-    async def _decision(self, seat: int, legal: list[Action]) -> Action:
-        if seat in self.forfeited:
-            return default_action(legal)
-        live = self.gateway.connection(self.spec.bots[seat])
-        if len(legal) == 1 and (live is None or live.closed or not live.ask_single):
-            return legal[0]  # nothing to choose: no round trip, and no wait for a lost bot
-        connection = await self._connection(seat)
-        if connection is None:
-            applied = default_action(legal)
-            detail = f"not connected, nor back within the {self.spec.disconnect_grace:g} s grace period"
-            self._record(seat, pb.FAULT_KIND_DISCONNECTED, detail, applied, self._position(), forfeit=True)
-            return applied
-        return await self._ask(connection, seat, legal)
+    def _play(self) -> None:
+        """Apply the decisions that need nobody, until one is asked (what settles it goes on from
+        there), a lost seat's connection must be waited for (the match's task does), or the end."""
+        match = self.match
+        while match.result is None and not self._forfeit_end:
+            seat = match.hand.to_move
+            legal = legal_actions(match)
+            if seat in self.forfeited:
+                action = default_action(legal)
+            else:
+                live = self.gateway.connection(self.spec.bots[seat])
+                if live is not None and not live.closed:
+                    if len(legal) > 1 or live.ask_single:
+                        self._ask(live, seat, legal)
+                        return
+                elif len(legal) > 1:
+                    self._wake((seat, legal))
+                    return
+                action = legal[0]  # nothing to choose: no round trip, and no wait for a lost bot
+            self._apply(action)
+        self._wake(None)
+
+    def _resume(self, seat: int, legal: list[Action], connection: BotConnection | None) -> None:
+        """Go on after waiting for `seat`'s connection: ask it, or forfeit the seat if it did not come."""
+        if connection is not None:
+            self._ask(connection, seat, legal)
+            return
+        applied = default_action(legal)
+        detail = f"not connected, nor back within the {self.spec.disconnect_grace:g} s grace period"
+        self._record(seat, pb.FAULT_KIND_DISCONNECTED, detail, applied, self._position(), forfeit=True)
+        self._apply(applied)
+        self._play()
+
+    def _apply(self, action: Action) -> None:
+        apply(self.match, action)
+        if len(self.forfeited) >= len(self.spec.bots) - 1:
+            self._forfeit_end = True
+        self._publish()
+
+    def _wake(self, stalled: Stalled) -> None:
+        """Hand the match to its task: a seat's connection to wait for, or the end."""
+        if self._stalled is not None and not self._stalled.done():
+            self._stalled.set_result(stalled)
+
+    def _crash(self, error: Exception) -> None:
+        """A bug of ours met while settling a decision (never a bot's): the match's task raises it."""
+        if self._stalled is not None and not self._stalled.done():
+            self._stalled.set_exception(error)
+        else:
+            log.error("match %s: error after its end", self.spec.match_id, exc_info=error)
 
     def _position(self) -> tuple[int, int]:
         """Where the decision now due stands: (its action's index, the events logged before it)."""
@@ -195,51 +259,86 @@ class MatchHost:
             live = await self.gateway.wait_for_connection(name, max(remaining, 0.0))
             if live is None:
                 return None
-        self.lost_at.pop(seat, None)
-        if live is not self.seated[seat]:
-            self._seat(seat, live)
         return live
 
-    async def _ask(self, connection: BotConnection, seat: int, legal: list[Action]) -> Action:
-        request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
-        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
-        connection.pending[request_id] = PendingDecision(self.spec.match_id, future)
-        asked = self._asked[request_id] = Asked(seat, legal, future, self._position())
-        while len(self._asked) > ASKED_KEPT:
-            self._asked.popitem(last=False)
-        asked.applied = await self._answer(connection, request_id, future, seat, legal)
-        return asked.applied
+    # --- one decision: asked, then settled by its answer, deadline or lost connection ----------
 
-    async def _answer(
-        self, connection: BotConnection, request_id: str, future: asyncio.Future[int], seat: int,
-        legal: list[Action],
-    ) -> Action:  # fmt: skip
-        deadline_ms = int(self.spec.decision_timeout * 1000)
-        events = [wire.event_element(e) for e in self._unsent(seat)]
-        request = wire.decision_request_bytes(
-            self.match, seat, legal, self.spec.match_id, request_id, deadline_ms, events
-        )
+    def _ask(self, connection: BotConnection, seat: int, legal: list[Action]) -> None:
+        self.lost_at.pop(seat, None)
+        if connection is not self.seated[seat]:
+            self._seat(seat, connection)
+            if connection.closed:  # it did not take what it had missed
+                self._wake((seat, legal))
+                return
+        request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
+        loop = asyncio.get_running_loop()
+        asked = Asked(self, seat, legal, self._position(), request_id, connection,
+                      loop.time() + self.spec.decision_timeout)  # fmt: skip
+        self._asked[request_id] = asked
+        if len(self._asked) > ASKED_KEPT:
+            self._asked.popitem(last=False)
+        request, self.sent[seat] = self.encoder.request(seat, legal, request_id, self.sent[seat])
+        connection.pending[request_id] = asked  # before sending: a send that fails loses it
+        self._due = asked
         connection.send(request)
-        clock = asyncio.get_running_loop().call_later(self.spec.decision_timeout, _time_out, future)
+        if self._clock is None:
+            self._clock = loop.call_at(asked.deadline, self._on_clock)
+
+    def answered(self, asked: Asked, action_id: int) -> None:
+        """The bot's answer to `asked` (handed over by its connection)."""
+        if asked is self._due:
+            self._due = None
+            try:
+                self._settle(asked, self._checked(asked.seat, action_id, asked.legal))
+            except Exception as error:
+                self._crash(error)
+
+    def lost(self, asked: Asked, reason: str) -> None:
+        """`asked`'s connection ended before an answer."""
+        if asked is self._due:
+            self._due = None
+            try:
+                self.lost_at[asked.seat] = time.monotonic()
+                self._settle(asked, self._fault(asked.seat, pb.FAULT_KIND_DISCONNECTED, reason, asked.legal))
+            except Exception as error:
+                self._crash(error)
+
+    def _on_clock(self) -> None:
+        """The decision clock: one timer per match, moved on to the due decision's deadline when it
+        fires early (deadlines only move later), rather than one timer set and cancelled per decision."""
+        self._clock = None
+        asked = self._due
+        if asked is None:
+            return
+        loop = asyncio.get_running_loop()
+        if loop.time() < asked.deadline:
+            self._clock = loop.call_at(asked.deadline, self._on_clock)
+            return
+        self._due = None
         try:
-            action_id = await future
-        except TimeoutError:
-            connection.expire(request_id)
-            return self._fault(
-                seat, pb.FAULT_KIND_TIMEOUT, f"no answer within {self.spec.decision_timeout:g} s", legal
-            )
-        except Disconnected as lost:
-            self.lost_at[seat] = time.monotonic()
-            return self._fault(seat, pb.FAULT_KIND_DISCONNECTED, str(lost), legal)
-        finally:
-            clock.cancel()
-        return self._checked(seat, action_id, legal)
+            asked.connection.expire(asked.request_id)
+            timeout = f"no answer within {self.spec.decision_timeout:g} s"
+            self._settle(asked, self._fault(asked.seat, pb.FAULT_KIND_TIMEOUT, timeout, asked.legal))
+        except Exception as error:
+            self._crash(error)
+
+    def _settle(self, asked: Asked, action: Action) -> None:
+        asked.applied = action
+        self._apply(action)
+        self._play()
 
     def _checked(self, seat: int, action_id: int, legal: list[Action]) -> Action:
         if action_id == UNKNOWN_REQUEST:
             return self._fault(seat, pb.FAULT_KIND_INVALID, "answered an unknown request id", legal)
         try:
-            action = canonical(self.match.hand, action_from_id(action_id))
+            action = action_from_id(action_id)
+        except InvalidActionError as error:
+            return self._fault(seat, pb.FAULT_KIND_INVALID, str(error), legal)
+        for candidate in legal:  # the rules' actions are interned: the usual answer is one of them
+            if candidate is action:
+                return action
+        try:
+            action = canonical(self.match.hand, action)
         except InvalidActionError as error:
             return self._fault(seat, pb.FAULT_KIND_INVALID, str(error), legal)
         if action not in legal:
@@ -257,8 +356,9 @@ class MatchHost:
     def bot_error(self, connection: BotConnection, request_id: str, detail: str) -> str | None:
         """Record a bot's report that its code failed on `request_id` (a `BotError`), once per request.
 
-        Returns None when recorded, else why it was ignored. `applied` is what the bot answered if
-        that is known and legal by now, else the safe default (what the SDK answers).
+        Returns None when recorded, else why it was ignored. `applied` is what was applied if the
+        decision is settled (an answer is applied as it arrives), else the safe default (what the
+        SDK answers).
         """
         asked = self._asked.get(request_id)
         if asked is None:
@@ -266,9 +366,7 @@ class MatchHost:
         if asked.reported:
             return f"duplicate BotError for {request_id!r}: ignored (it was recorded)"
         asked.reported = True
-        applied = asked.applied if asked.applied is not None else _answered(asked)
-        if applied is None:
-            applied = default_action(asked.legal)
+        applied = asked.applied if asked.applied is not None else default_action(asked.legal)
         strike = connection.settings.bot_errors_strike
         self._record(asked.seat, pb.FAULT_KIND_BOT_ERROR, detail or "(no detail)", applied, asked.at,
                      strike=strike)  # fmt: skip
@@ -328,27 +426,19 @@ class MatchHost:
         connection.send(bot_pb2.ServerMessage(match_started=started))
         self._deliver(seat)
 
-    def _tell(self, seat: int, message: bot_pb2.ServerMessage) -> None:
+    def _tell(self, seat: int, message: bot_pb2.ServerMessage | bytes) -> None:
         connection = self.seated[seat]
         if connection is not None and not connection.closed:
             connection.send(message)
 
-    def _unsent(self, seat: int) -> list[Event]:
-        """The events `seat` has not been sent, as it may see them; from now on they count as sent."""
-        events = self.match.events[self.sent[seat] :]
-        self.sent[seat] = len(self.match.events)
-        return [seen_by(e, seat) for e in events]
-
     def _deliver(self, seat: int) -> None:
         """Send `seat` what it has not had (an Events message), then results of hands among it."""
-        first = self.sent[seat]
-        events = [wire.event(e) for e in self._unsent(seat)]
-        if not events:
+        first, logged = self.sent[seat], self.encoder.catch_up()
+        if first >= logged:
             return
-        self._tell(
-            seat, bot_pb2.ServerMessage(events=bot_pb2.Events(match_id=self.spec.match_id, events=events))
-        )
-        for event in self.match.events[first:]:
+        self.sent[seat] = logged
+        self._tell(seat, wire.events_message(self.spec.match_id, self.encoder.seen_by(seat, first, logged)))
+        for event in self.match.events[first:logged]:
             if isinstance(event, HandEnded):
                 result = bot_pb2.HandResult(match_id=self.spec.match_id, hand=wire.hand_ended(event))
                 result.totals.extend(self._totals_after(event))
@@ -368,25 +458,28 @@ class MatchHost:
         Held while a seat decides whether to play the card it drew: a batch ending with that draw
         would tell spectators the card can be played (RULINGS 29). They go out with the decision's.
         """
-        if not final and self.match.result is None and self.match.hand.phase is Phase.DRAWN:
+        if not final and self.match.result is None and self.match.hand.phase is _DRAWN:
             return
-        events = self.match.events[self.published :]
-        self.published = len(self.match.events)
-        if not events:
+        first, logged = self.published, len(self.match.events)
+        if first == logged:
             return
-        if any(isinstance(e, HandEnded) for e in events):
+        self.published = logged
+        hands_ended = len(self.match.hand_results)  # a hand's result and its HandEnded come together
+        new_results = hands_ended != self._hands_published
+        self._hands_published = hands_ended
+        if new_results:
             for seat in range(len(self.spec.bots)):
                 if self.seated[seat] is not None:
                     self._deliver(seat)
-        if self.spectators:  # encode public events only when someone watches
-            spectated = control_pb2.SpectatorEvent(
-                match_id=self.spec.match_id, events=[wire.event(public(e)) for e in events]
-            )
+        if self.spectators:  # public events (a spectator's view), built only when someone watches
+            self.encoder.catch_up()
+            spectated = wire.spectator_event(self.spec.match_id, self.encoder.seen_by(-1, first, logged))
             for queue in self.spectators:
                 queue.put_nowait(spectated)
-        for event in events:
-            if isinstance(event, HandEnded):
-                self._progress(control_pb2.MatchProgress(hand=wire.hand_ended(event)))
+        if new_results:
+            for event in self.match.events[first:logged]:
+                if isinstance(event, HandEnded):
+                    self._progress(control_pb2.MatchProgress(hand=wire.hand_ended(event)))
 
     def _progress(self, message: control_pb2.MatchProgress) -> None:
         for queue in self.subscribers:
@@ -396,6 +489,12 @@ class MatchHost:
 
     def finish(self, reason: pb.MatchEnd | None) -> None:
         self.gateway.drop_bot_errors(self.spec.match_id)  # a BotError quoting this match is a stray now
+        due, self._due = self._due, None  # an abort's: its answer is now a stray
+        if due is not None:
+            due.connection.pending.pop(due.request_id, None)
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
         self._publish(final=True)  # events held back for a drawn-card decision that will not come
         match, players = self.match, len(self.spec.bots)
         if reason is None and match.result is not None:
@@ -416,7 +515,7 @@ class MatchHost:
         finished = control_pb2.FinishedMatch(
             result=result,
             event_count=len(match.events),
-            actions=[a.id for a in match.actions],
+            actions=wire.action_ids(match.actions),
             seed=self.spec.seed,
             rules=wire.rules(self.spec.config),
             faults=self.faults,
@@ -424,7 +523,7 @@ class MatchHost:
         for seat in range(players):
             self._deliver(seat)
             self._tell(seat, bot_pb2.ServerMessage(match_finished=bot_pb2.MatchFinished(result=result)))
-        self.ending = [*log_chunks(match.events), control_pb2.MatchProgress(finished=finished)]
+        self.ending = [*log_chunks(self.encoder), control_pb2.MatchProgress(finished=finished)]
         for message in self.ending:
             self._progress(message)
         for queue in self.subscribers:
