@@ -1,4 +1,5 @@
-"""The compiled build: the rules core compiled with mypyc, when it can be (docs/building.md).
+"""The compiled build: the rules core and the server's hot path compiled with mypyc, when they can
+be (docs/building.md).
 
 Everything else about the package is in pyproject.toml; this file only decides on `ext_modules`.
 
@@ -25,7 +26,7 @@ from setuptools.command.build_ext import build_ext
 
 # The modules compiled. Left out: `__init__` and `build.py` (which switch builds at import), and
 # `config.py` (its constructor converts strings to enums after setting them, which a compiled class's
-# typed attributes refuse; a config is built once a match). The server's hot path goes here too.
+# typed attributes refuse; a config is built once a match).
 RULES = [
     "value",
     "card",
@@ -43,7 +44,10 @@ RULES = [
     "deck",
     "statistics",
 ]
-COMPILED = [f"rules/uno_arena/rules/{name}.py" for name in RULES]
+SERVER = ["wire", "match_host", "gateway"]  # the server's hot path: a decision's request and its answer
+COMPILED = [f"rules/uno_arena/rules/{name}.py" for name in RULES] + [
+    f"server/uno_arena/server/{name}.py" for name in SERVER
+]
 
 GROUP = "uno_arena_native"  # the shared library of the compiled modules: uno_arena_native__mypyc
 ENVIRONMENT = "UNO_ARENA_BUILD"
