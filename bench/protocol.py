@@ -13,16 +13,26 @@ reported are medians over the rounds):
 (b) ours: `uno-arena server` relaying decisions to minimal bots (answer at
     once: the first card they can play, calling UNO, else the first legal
     action) in 1 and in 64 concurrent matches, each played to 500;
-(r) a second reference with the shape of a match and no work: pairs of
-    streams, one connection each, where an answer on one stream is relayed
-    (a reader task, a queue, the writer) as a request-sized message on the
-    other; 1 and 64 pairs. The `*_ratio_vs_relay` figures say how much of
-    the gap to (a) is our own work rather than the shape any two-seat relay
-    must have.
+(r) a second reference with the shape of a match and no server work: pairs
+    of streams, one connection each, where an answer on one stream is relayed
+    (a reader task, a queue, the writer) as a typical decision request (real
+    bytes, the same each time) on the other; 1 and 64 pairs. Its clients do
+    what the minimal bots of (b) do with each request (parse it, choose,
+    answer with a Decision), so that the two differ only in the server's
+    work: like for like. The `*_ratio_vs_relay` figures say how much of the
+    gap to (a) is our server's own work rather than the shape any two-seat
+    relay must have.
 Latency is measured at the client as the time from sending an answer to
 receiving the next request of the same stream (raw) or match (ours, relay):
 the server's whole turn-around, rules and encoding included.
 Then (c): resident memory of the server process with N idle connected bots.
+
+Which build (docs/building.md): each build of the server available is measured, in its own
+process, within the same rounds: this interpreter's, its source too when it is a compiled install
+(`UNO_ARENA_BUILD=interpreted`), and a compiled install at `--compiled-python` (default
+build/venv-compiled/bin/python, as `.ci/run` makes it). The RESULT line gives the compiled
+build's figures when there are any (`build=compiled`), and the other build's beside them,
+prefixed with its name (`interpreted_latency_ratio_vs_relay=...`).
 """
 
 from __future__ import annotations
@@ -46,22 +56,25 @@ sys.path.insert(0, str(ROOT))
 
 from uno_arena.records import identity  # noqa: E402
 from uno_arena.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
+from uno_arena.rules.build import ENVIRONMENT  # noqa: E402
 from uno_arena.rules.runner import eager_choices  # noqa: E402
 from uno_arena.server import wire  # noqa: E402
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 
+DEFAULT_COMPILED_PYTHON = ROOT / "build" / "venv-compiled" / "bin" / "python"
 RAW_METHOD = "/bench.Raw/PingPong"
 RELAY_METHOD = "/bench.Relay/Go"
 
 
-def typical_request_size(samples: int = 400) -> int:
-    """Median encoded size of a DecisionRequest (with its events) over random 2-player states."""
+def typical_request(samples: int = 400) -> bytes:
+    """A ServerMessage with a DecisionRequest (and its events) of the median encoded size over random
+    2-player states (the same every time: seeded)."""
     rng = random.Random(5)
-    sizes: list[int] = []
+    requests: list[bytes] = []
     match = new_match(RulesConfig(players=2), rng)
     sent = [0, 0]
-    while len(sizes) < samples:
+    while len(requests) < samples:
         if match.result is not None:
             match, sent = new_match(RulesConfig(players=2), rng), [0, 0]
         seat, legal = match.hand.to_move, legal_actions(match)
@@ -69,19 +82,31 @@ def typical_request_size(samples: int = 400) -> int:
         sent[seat] = len(match.events)
         match_id = "tournament-1/match-12"
         request = wire.decision_request(match, seat, legal, match_id, f"{match_id}#123", 1000, events)
-        sizes.append(bot_pb2.ServerMessage(decision_request=request).ByteSize())
+        requests.append(bot_pb2.ServerMessage(decision_request=request).SerializeToString())
         apply(match, rng.choice(eager_choices(legal)))
-    return int(statistics.median(sizes))
+    return sorted(requests, key=len)[len(requests) // 2]
+
+
+def choose(request: bot_pb2.DecisionRequest) -> int:
+    """The minimal bot's choice: the first card it can play, calling UNO when the play leaves one
+    card, else the first legal action. (Never calling UNO while always catching makes a hand that
+    never ends: a seat at one card is caught, draws two, and so on. Real bots call UNO.)"""
+    legal = request.legal_actions
+    plays = [a for a in legal if a.HasField("card")]
+    calls = [a for a in plays if a.uno]
+    return int((calls or plays or legal)[0].id)
 
 
 # --- the bare reference ---------------------------------------------------------------
 
 
-def reference_server_main(port: int, size: int) -> None:
-    """The bare ping-pong (every message in is answered by one of `size` bytes) and the relay."""
+def reference_server_main(port: int) -> None:
+    """The bare ping-pong (every message in is answered by one of a typical request's size) and the
+    relay (which sends a typical request)."""
 
     async def main() -> None:
-        payload = b"x" * size
+        request = typical_request()
+        payload = b"x" * len(request)
         waiting: dict[
             str, tuple[asyncio.Queue[bytes | None], asyncio.Future[asyncio.Queue[bytes | None]]]
         ] = {}
@@ -98,7 +123,7 @@ def reference_server_main(port: int, size: int) -> None:
             if pair in waiting:
                 other, first = waiting.pop(pair)
                 first.set_result(mine)
-                other.put_nowait(payload)  # the first to come moves first
+                other.put_nowait(request)  # the first to come moves first
             else:
                 first = asyncio.get_running_loop().create_future()
                 waiting[pair] = (mine, first)
@@ -106,7 +131,7 @@ def reference_server_main(port: int, size: int) -> None:
 
             async def forward() -> None:
                 async for _ in requests:
-                    other.put_nowait(payload)
+                    other.put_nowait(request)
                 other.put_nowait(None)
 
             reader = asyncio.create_task(forward())
@@ -159,9 +184,10 @@ async def raw_client(port: int, streams: int, seconds: float, answer_size: int) 
 
 
 async def relay_client(port: int, pairs: int, seconds: float, answer_size: int) -> tuple[list[float], int]:
-    """(latencies, round trips) over `pairs` relayed pairs of streams, one channel per stream as bots have."""
+    """(latencies, round trips) over `pairs` relayed pairs of streams, one channel per stream as bots
+    have; each seat handles a request as `MinimalBot` does (`answer_size` is not used: its answers
+    are real Decisions)."""
     channels = [grpc.aio.insecure_channel(f"127.0.0.1:{port}") for _ in range(2 * pairs)]
-    answer = b"y" * answer_size
     latencies: list[float] = []
     last_sent: dict[int, float] = {}
     count = 0
@@ -169,8 +195,12 @@ async def relay_client(port: int, pairs: int, seconds: float, answer_size: int) 
 
     async def seat(pair: int, channel: grpc.aio.Channel) -> None:
         nonlocal count
-        call = channel.stream_stream(RELAY_METHOD)(metadata=(("pair", str(pair)),))
-        async for _ in call:
+        call = channel.stream_stream(
+            RELAY_METHOD,
+            request_serializer=bot_pb2.BotMessage.SerializeToString,
+            response_deserializer=bot_pb2.ServerMessage.FromString,
+        )(metadata=(("pair", str(pair)),))
+        async for message in call:
             now = time.perf_counter()
             if now >= deadline:
                 break
@@ -178,8 +208,10 @@ async def relay_client(port: int, pairs: int, seconds: float, answer_size: int) 
             if sent is not None:
                 latencies.append(now - sent)
                 count += 1
+            request = message.decision_request
+            decision = bot_pb2.Decision(request_id=request.request_id, action_id=choose(request))
             last_sent[pair] = time.perf_counter()
-            await call.write(answer)
+            await call.write(bot_pb2.BotMessage(decision=decision))
         await call.done_writing()  # the partner's stream ends with this one
 
     await asyncio.gather(*(seat(i // 2, c) for i, c in enumerate(channels)))
@@ -192,13 +224,7 @@ async def relay_client(port: int, pairs: int, seconds: float, answer_size: int) 
 
 
 class MinimalBot:
-    """Answers every request at once; records turn-around times.
-
-    It plays the first card it can, calling UNO when the play leaves one card,
-    else takes the first legal action. (Never calling UNO while always catching
-    makes a hand that never ends: a seat at one card is caught, draws two, and so
-    on, with the discard pile ever longer. Real bots call UNO.)
-    """
+    """Answers every request at once (`choose`); records turn-around times."""
 
     def __init__(
         self,
@@ -238,11 +264,7 @@ class MinimalBot:
                 if sent is not None and now < self.until:
                     self.latencies.append(now - sent)
                     self.decisions += 1
-                legal = request.legal_actions
-                plays = [a for a in legal if a.HasField("card")]
-                calls = [a for a in plays if a.uno]
-                choice = (calls or plays or legal)[0].id
-                decision = bot_pb2.Decision(request_id=request.request_id, action_id=choice)
+                decision = bot_pb2.Decision(request_id=request.request_id, action_id=choose(request))
                 self.last_sent[request.match_id] = time.perf_counter()
                 await call.write(bot_pb2.BotMessage(decision=decision))
             elif kind == "match_finished":
@@ -267,12 +289,13 @@ async def ours(
     control = control_pb2_grpc.ControlServiceStub(channel)
     metadata = (("authorization", f"Bearer {control_token}"),)
     counter = iter(range(10**9))
+    run = uuid.uuid4().hex[:6]  # ids unique to this phase: a finished match's id is a retry, or a clash
 
     async def slot(i: int) -> None:
         while True:  # short matches, one after another, until cancelled
             request = control_pb2.PlayMatchRequest(
-                match_id=f"bench-{matches}-{next(counter)}", bots=[names[2 * i], names[2 * i + 1]], seed=i,
-                rules=pb.RulesConfig(target_score=500), disconnect_grace_ms=200, max_strikes=1,
+                match_id=f"bench-{matches}-{run}-{next(counter)}", bots=[names[2 * i], names[2 * i + 1]],
+                seed=i, rules=pb.RulesConfig(target_score=500), disconnect_grace_ms=200, max_strikes=1,
             )  # fmt: skip
             async for _ in control.PlayMatch(request, metadata=metadata):
                 pass
@@ -349,6 +372,43 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
+class ServerBuild:
+    """One build of the server to measure: its interpreter and environment."""
+
+    def __init__(self, name: str, python: str, environment: dict[str, str]) -> None:
+        self.name, self.python, self.environment = name, python, environment
+
+
+def build_of(python: str, environment: dict[str, str]) -> str | None:
+    """The build `python` runs with `environment` ("compiled" or "interpreted"); None if it cannot."""
+    probe = [python, "-c", "from uno_arena.rules.build import BUILD; print(BUILD)"]
+    try:
+        done = subprocess.run(
+            probe, env={**os.environ, **environment}, capture_output=True, text=True, timeout=60
+        )
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def server_builds(compiled_python: Path | None) -> list[ServerBuild]:
+    """The builds to measure, compiled first: this interpreter's (a compiled install also runs its
+    source, `UNO_ARENA_BUILD=interpreted`) and a compiled install's at `compiled_python`."""
+    candidates = [(sys.executable, {ENVIRONMENT: ""}), (sys.executable, {ENVIRONMENT: "interpreted"})]
+    if compiled_python is not None and compiled_python.exists():
+        candidates.append((str(compiled_python), {ENVIRONMENT: ""}))
+    builds: dict[str, ServerBuild] = {}
+    for python, environment in candidates:
+        name = build_of(python, environment)
+        if name is not None and name not in builds:
+            builds[name] = ServerBuild(name, python, environment)
+    return sorted(builds.values(), key=lambda build: build.name != "compiled")
+
+
+ROUND_KEYS = ("decision_p50_us", "decisions_per_s_64", "latency_ratio", "throughput_ratio",
+              "latency_ratio_vs_relay", "throughput_ratio_vs_relay")  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -357,14 +417,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3, help="rounds of the phases; figures are medians")
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--idle-bots", type=int, default=1000)
+    parser.add_argument(
+        "--compiled-python",
+        type=Path,
+        default=DEFAULT_COMPILED_PYTHON,
+        help="the python of a compiled install, measured beside this interpreted one",
+    )
     parser.add_argument("--reference-server", type=int, help=argparse.SUPPRESS)
-    parser.add_argument("--size", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.reference_server:
-        reference_server_main(args.reference_server, args.size)
+        reference_server_main(args.reference_server)
         return
 
-    size = typical_request_size()
+    builds = server_builds(args.compiled_python)
+    print("server builds measured: " + ", ".join(build.name for build in builds))
+    size = len(typical_request())
     answer_size = bot_pb2.BotMessage(
         decision=bot_pb2.Decision(request_id="tournament-1/match-12#123", action_id=60)
     ).ByteSize()
@@ -376,65 +443,84 @@ def main() -> None:
     idle_names = [f"idle-{i}" for i in range(args.idle_bots)]
     tokens = {n: identity.register_bot(client, prefix, n) for n in names + idle_names}
     control_token = identity.create_control_token(client, prefix)
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
-    def start_server() -> tuple[subprocess.Popen[bytes], str]:
+    def start_server(build: ServerBuild) -> tuple[subprocess.Popen[bytes], str]:
         port = free_port()
-        command = [sys.executable, "-m", "uno_arena.cli", "server", "--listen", f"127.0.0.1:{port}",
+        command = [build.python, "-m", "uno_arena.cli", "server", "--listen", f"127.0.0.1:{port}",
                    "--redis-url", args.redis_url, "--key-prefix", prefix]  # fmt: skip
+        env = {**os.environ, **build.environment, "PYTHONPATH": str(ROOT)}
         process = subprocess.Popen(command, env=env, stderr=subprocess.DEVNULL)
         wait_for_port(port)
         return process, f"127.0.0.1:{port}"
 
     try:
-        rounds, raw_all, ours_all = side_by_side(args, size, answer_size, start_server, control_token, tokens)
-        idle_rss_before, idle_rss = idle_memory(start_server, tokens, idle_names)
+        rounds, raw_all, ours_all = side_by_side(
+            args, size, answer_size, builds, start_server, control_token, tokens
+        )
+        idle = {
+            build.name: idle_memory(lambda b=build: start_server(b), tokens, idle_names) for build in builds
+        }
     finally:
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if keys:
             client.delete(*keys)
     median = {k: statistics.median(r[k] for r in rounds) for k in rounds[0]}
-    raw_p99, ours_p99 = percentile(raw_all, 0.99) * 1e6, percentile(ours_all, 0.99) * 1e6
+    raw_p99 = percentile(raw_all, 0.99) * 1e6
     print(f"raw  1 stream:  p50 {median['raw_p50_us']:7.0f} us  p99 {raw_p99:7.0f} us")
-    print(f"ours 1 match:   p50 {median['decision_p50_us']:7.0f} us  p99 {ours_p99:7.0f} us")
     print(f"relay 1 pair:   p50 {median['relay_p50_us']:7.0f} us")
     print(f"raw 64 streams: {median['raw_rt_per_s_64']:9.0f} round trips/s")
     print(f"relay 64 pairs: {median['relay_rt_per_s_64']:9.0f} round trips/s")
-    print(f"ours 64 matches: {median['decisions_per_s_64']:9.0f} decisions/s")
-    print(f"server memory: {idle_rss_before:.0f} MiB before, {idle_rss:.0f} MiB, {args.idle_bots} idle bots")
-    figures = {
-        "decision_p50_us": median["decision_p50_us"],
-        "decision_p99_us": ours_p99,
-        "raw_p50_us": median["raw_p50_us"],
-        "latency_ratio": median["latency_ratio"],
-        "decisions_per_s_64": median["decisions_per_s_64"],
-        "raw_rt_per_s_64": median["raw_rt_per_s_64"],
-        "throughput_ratio": median["throughput_ratio"],
-        "relay_p50_us": median["relay_p50_us"],
-        "relay_rt_per_s_64": median["relay_rt_per_s_64"],
-        "latency_ratio_vs_relay": median["latency_ratio_vs_relay"],
-        "throughput_ratio_vs_relay": median["throughput_ratio_vs_relay"],
-        "idle_bots": args.idle_bots,
-        "idle_rss_mib": idle_rss,
-        "rounds": len(rounds),
-    }
-    print(
-        "RESULT " + " ".join(f"{k}={v:.3f}" if "ratio" in k else f"{k}={v:.0f}" for k, v in figures.items())
-    )
+    for build in builds:
+        b = build.name
+        print(f"{b:<11} ours 1 match:    p50 {median[f'{b}:decision_p50_us']:7.0f} us  "
+              f"p99 {percentile(ours_all[b], 0.99) * 1e6:7.0f} us")  # fmt: skip
+        print(f"{b:<11} ours 64 matches: {median[f'{b}:decisions_per_s_64']:9.0f} decisions/s")
+        before, rss = idle[b]
+        print(f"{b:<11} server memory: {before:.0f} MiB before, {rss:.0f} MiB, {args.idle_bots} idle bots")
+    primary, *others = builds
+
+    def figures_of(build: ServerBuild) -> dict[str, float]:
+        b = build.name
+        return {
+            "decision_p50_us": median[f"{b}:decision_p50_us"],
+            "decision_p99_us": percentile(ours_all[b], 0.99) * 1e6,
+            "raw_p50_us": median["raw_p50_us"],
+            "latency_ratio": median[f"{b}:latency_ratio"],
+            "decisions_per_s_64": median[f"{b}:decisions_per_s_64"],
+            "raw_rt_per_s_64": median["raw_rt_per_s_64"],
+            "throughput_ratio": median[f"{b}:throughput_ratio"],
+            "relay_p50_us": median["relay_p50_us"],
+            "relay_rt_per_s_64": median["relay_rt_per_s_64"],
+            "latency_ratio_vs_relay": median[f"{b}:latency_ratio_vs_relay"],
+            "throughput_ratio_vs_relay": median[f"{b}:throughput_ratio_vs_relay"],
+            "idle_bots": args.idle_bots,
+            "idle_rss_mib": idle[b][1],
+            "rounds": len(rounds),
+        }
+
+    def shown(key: str, value: float) -> str:
+        return f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}"
+
+    fields = [f"build={primary.name}", *(shown(k, v) for k, v in figures_of(primary).items())]
+    for other in others:  # the other build's own figures, beside (the references are shared)
+        fields += [shown(f"{other.name}_{k}", v) for k, v in figures_of(other).items()
+                   if not k.startswith(("raw_", "relay_", "idle_bots", "rounds"))]  # fmt: skip
+    print("RESULT " + " ".join(fields))
 
 
 def side_by_side(  # type: ignore[no-untyped-def]
-    args, size: int, answer_size: int, start_server, control_token: str, tokens: dict[str, str]
-) -> tuple[list[dict[str, float]], list[float], list[float]]:
-    """Rounds of the six phases (raw, relay and ours; 1 and 64), one after the other, so that a
-    slow spell of the machine hits all sides; ratios are taken within a round.
-    Returns (figures per round, all raw 1-stream latencies, all ours 1-match latencies)."""
+    args, size: int, answer_size: int, builds: list[ServerBuild], start_server, control_token: str,
+    tokens: dict[str, str],
+) -> tuple[list[dict[str, float]], list[float], dict[str, list[float]]]:  # fmt: skip
+    """Rounds of the phases (raw, relay and each build of ours; 1 and 64), one after the other, so
+    that a slow spell of the machine hits all sides; ratios are taken within a round.
+    Returns (figures per round, all raw 1-stream latencies, all 1-match latencies per build)."""
     reference_port = free_port()
-    command = [sys.executable, __file__, "--reference-server", str(reference_port), "--size", str(size)]
+    command = [sys.executable, __file__, "--reference-server", str(reference_port)]
     reference = subprocess.Popen(command)
     rounds: list[dict[str, float]] = []
     raw_all: list[float] = []
-    ours_all: list[float] = []
+    ours_all: dict[str, list[float]] = {build.name: [] for build in builds}
 
     def per_round_trip(cpu: tuple[float, float], count: int) -> str:
         return f"{cpu[0] / max(count, 1) * 1e6:.0f} + {cpu[1] / max(count, 1) * 1e6:.0f}"
@@ -446,49 +532,54 @@ def side_by_side(  # type: ignore[no-untyped-def]
         after = cpu_now(reference.pid)
         return count, per_round_trip((after[0] - before[0], after[1] - before[1]), count)
 
+    servers: dict[str, tuple[subprocess.Popen[bytes], str]] = {}
     try:
         wait_for_port(reference_port)
-        process, address = start_server()
-        try:
-            for number in range(1, args.rounds + 1):
-                raw_lat_1, _ = asyncio.run(raw_client(reference_port, 1, args.seconds, answer_size))
-                relay_lat_1, _ = asyncio.run(relay_client(reference_port, 1, args.seconds, answer_size))
-                lat_1, _, _ = asyncio.run(ours(address, control_token, tokens, 1, args.seconds, process.pid))
-                raw_64, raw_cpu = reference_64(raw_client)
-                relay_64, relay_cpu = reference_64(relay_client)
-                _, decisions_64, cpu = asyncio.run(
+        for build in builds:
+            servers[build.name] = start_server(build)
+        for number in range(1, args.rounds + 1):
+            raw_lat_1, _ = asyncio.run(raw_client(reference_port, 1, args.seconds, answer_size))
+            relay_lat_1, _ = asyncio.run(relay_client(reference_port, 1, args.seconds, answer_size))
+            lat_1 = {}
+            for name, (process, address) in servers.items():
+                lat_1[name], _, _ = asyncio.run(
+                    ours(address, control_token, tokens, 1, args.seconds, process.pid)
+                )
+            raw_64, raw_cpu = reference_64(raw_client)
+            relay_64, relay_cpu = reference_64(relay_client)
+            decisions_64, cpu = {}, {}
+            for name, (process, address) in servers.items():
+                _, decisions_64[name], cpu[name] = asyncio.run(
                     ours(address, control_token, tokens, 64, args.seconds, process.pid)
                 )
-                raw_all += raw_lat_1
-                ours_all += lat_1
-                figures = {
-                    "raw_p50_us": percentile(raw_lat_1, 0.5) * 1e6,
-                    "relay_p50_us": percentile(relay_lat_1, 0.5) * 1e6,
-                    "decision_p50_us": percentile(lat_1, 0.5) * 1e6,
-                    "raw_rt_per_s_64": raw_64 / args.seconds,
-                    "relay_rt_per_s_64": relay_64 / args.seconds,
-                    "decisions_per_s_64": decisions_64 / args.seconds,
-                }
-                figures["latency_ratio"] = figures["decision_p50_us"] / figures["raw_p50_us"]
-                figures["throughput_ratio"] = figures["decisions_per_s_64"] / figures["raw_rt_per_s_64"]
-                figures["latency_ratio_vs_relay"] = figures["decision_p50_us"] / figures["relay_p50_us"]
-                figures["throughput_ratio_vs_relay"] = (
-                    figures["decisions_per_s_64"] / figures["relay_rt_per_s_64"]
-                )
-                rounds.append(figures)
-                f = {k: round(v) for k, v in figures.items()}
-                print(
-                    f"round {number}: p50 raw {f['raw_p50_us']} us, relay {f['relay_p50_us']} us, "
-                    f"ours {f['decision_p50_us']} us ({len(lat_1)} decisions); 64 at once: "
-                    f"raw {f['raw_rt_per_s_64']}/s, relay {f['relay_rt_per_s_64']}/s, "
-                    f"ours {f['decisions_per_s_64']}/s; CPU us per round trip, server + clients: "
-                    f"raw {raw_cpu}, relay {relay_cpu}, ours {per_round_trip(cpu, decisions_64)}",
-                    flush=True,
-                )
-        finally:
+            raw_all += raw_lat_1
+            figures = {
+                "raw_p50_us": percentile(raw_lat_1, 0.5) * 1e6,
+                "relay_p50_us": percentile(relay_lat_1, 0.5) * 1e6,
+                "raw_rt_per_s_64": raw_64 / args.seconds,
+                "relay_rt_per_s_64": relay_64 / args.seconds,
+            }
+            f = {k: round(v) for k, v in figures.items()}
+            line = (f"round {number}: p50 raw {f['raw_p50_us']} us, relay {f['relay_p50_us']} us; 64 at once:"
+                    f" raw {f['raw_rt_per_s_64']}/s, relay {f['relay_rt_per_s_64']}/s; CPU us per round trip,"
+                    f" server + clients: raw {raw_cpu}, relay {relay_cpu}")  # fmt: skip
+            for name in servers:
+                ours_all[name] += lat_1[name]
+                p50, per_s = percentile(lat_1[name], 0.5) * 1e6, decisions_64[name] / args.seconds
+                figures[f"{name}:decision_p50_us"] = p50
+                figures[f"{name}:decisions_per_s_64"] = per_s
+                figures[f"{name}:latency_ratio"] = p50 / figures["raw_p50_us"]
+                figures[f"{name}:throughput_ratio"] = per_s / figures["raw_rt_per_s_64"]
+                figures[f"{name}:latency_ratio_vs_relay"] = p50 / figures["relay_p50_us"]
+                figures[f"{name}:throughput_ratio_vs_relay"] = per_s / figures["relay_rt_per_s_64"]
+                line += (f"; {name}: p50 {p50:.0f} us ({len(lat_1[name])} decisions), 64 at once "
+                         f"{per_s:.0f}/s, CPU {per_round_trip(cpu[name], decisions_64[name])}")  # fmt: skip
+            rounds.append(figures)
+            print(line, flush=True)
+    finally:
+        for process, _ in servers.values():
             process.terminate()
             process.wait()
-    finally:
         reference.terminate()
         reference.wait()
     return rounds, raw_all, ours_all

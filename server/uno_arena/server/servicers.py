@@ -40,7 +40,7 @@ STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out 
 # each call's context, by its request and response messages
 _Request = TypeVar("_Request")
 _Response = TypeVar("_Response")
-_BotContext: TypeAlias = grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.ServerMessage]
+_BotContext: TypeAlias = grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.ServerMessage | bytes]
 _PlayMatchContext: TypeAlias = grpc.aio.ServicerContext[
     control_pb2.PlayMatchRequest, control_pb2.MatchProgress
 ]
@@ -70,8 +70,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
 
     async def Connect(
         self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
-    ) -> AsyncIterator[bot_pb2.ServerMessage | bytes]:
-        hello = await self._hello(request_iterator, context)
+    ) -> None:
+        """One bot's stream. Messages are read with `context.read()` and written with `context.write()`
+        rather than through the request iterator and by yielding: each message then passes through
+        fewer layers of gRPC's asyncio wrappers (docs/performance.md)."""
+        hello = await self._hello(context)
         settings = self.arena.settings
         connection = BotConnection(
             name=hello.bot_name,
@@ -92,18 +95,20 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         log.info(
             "bot %s connected (%d matches at once, %s)", connection.name, connection.max_matches, hello.client
         )
-        reader = asyncio.create_task(self._read(connection, request_iterator))
+        reader = asyncio.create_task(self._read(connection, context))
         try:
-            yield bot_pb2.ServerMessage(
-                welcome=bot_pb2.Welcome(
-                    max_matches=connection.max_matches,
-                    decision_timeout_ms=settings.decision_timeout_ms,
-                    max_message_bytes=settings.max_message_bytes,
-                    server=SERVER_NAME,
+            await context.write(
+                bot_pb2.ServerMessage(
+                    welcome=bot_pb2.Welcome(
+                        max_matches=connection.max_matches,
+                        decision_timeout_ms=settings.decision_timeout_ms,
+                        max_message_bytes=settings.max_message_bytes,
+                        server=SERVER_NAME,
+                    )
                 )
             )
             while (message := await connection.next_message()) is not None:
-                yield message
+                await context.write(message)
             if connection.close_code is not None:  # the status from the handler: gRPC sends it as it ends
                 await context.abort(connection.close_code, connection.close_reason)
         finally:
@@ -139,18 +144,18 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         with contextlib.suppress(Exception):  # AbortError always; an error if the bot is gone already
             await context.abort(code, details)
 
-    async def _hello(
-        self, requests: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
-    ) -> bot_pb2.Hello:
+    async def _hello(self, context: _BotContext) -> bot_pb2.Hello:
         settings = self.arena.settings
         if self.arena.stopping:
             await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
         try:
-            first = await asyncio.wait_for(anext(aiter(requests)), settings.hello_timeout_ms / 1000)
-        except (TimeoutError, StopAsyncIteration):
+            first: object = await asyncio.wait_for(context.read(), settings.hello_timeout_ms / 1000)
+        except TimeoutError:
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "say Hello (bot_name and token) first")
         except DecodeError:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a BotMessage")
+        if not isinstance(first, bot_pb2.BotMessage):  # grpc.aio.EOF: the bot's side ended first
+            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "say Hello (bot_name and token) first")
         if first.WhichOneof("kind") != "hello":
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the first message must be Hello")
         hello = first.hello
@@ -174,9 +179,12 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot name or wrong token")
         return hello
 
-    async def _read(self, connection: BotConnection, requests: AsyncIterator[bot_pb2.BotMessage]) -> None:
+    async def _read(self, connection: BotConnection, context: _BotContext) -> None:
         try:
-            async for message in requests:
+            while True:
+                message: object = await context.read()
+                if not isinstance(message, bot_pb2.BotMessage):  # grpc.aio.EOF: the bot's side ended
+                    break
                 if connection.closed:
                     return
                 kind = message.WhichOneof("kind")
