@@ -57,6 +57,7 @@ UNKNOWN_REQUEST = -2  # answer() sentinel: the bot answered a request id we neve
 _DEFAULTS = (DRAW, KEEP, ACCEPT, PASS, DONE)
 ASKED_KEPT = 1024  # requests per match a BotError may still quote (the connection keeps as many answered)
 _DRAWN = Phase.DRAWN
+_SETTLED: list[Action] = []  # a settled decision's legal actions (never changed)
 
 
 LOG_CHUNK_EVENTS = 2000  # events per `log` message: well under the 4 MiB message limit
@@ -324,6 +325,7 @@ class MatchHost:
 
     def _settle(self, asked: Asked, action: Action) -> None:
         asked.applied = action
+        asked.legal = _SETTLED  # not needed once applied: one object fewer kept per decision asked
         self._apply(action)
         self._play()
 
