@@ -70,6 +70,7 @@ from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 
 DEFAULT_COMPILED_PYTHON = ROOT / "build" / "venv-compiled" / "bin" / "python"
 RAW_METHOD = "/bench.Raw/PingPong"
+WARM_UP = 0.5  # seconds each phase runs before its measured window: connections made, pairs paired
 RELAY_METHOD = "/bench.Relay/Go"
 LEAN_RELAY_METHOD = "/bench.LeanRelay/Go"
 
@@ -195,7 +196,8 @@ async def raw_client(port: int, streams: int, seconds: float, answer_size: int) 
     answer = b"y" * answer_size
     latencies: list[float] = []
     count = 0
-    deadline = time.perf_counter() + seconds
+    begin = time.perf_counter() + WARM_UP
+    deadline = begin + seconds
 
     async def one() -> None:
         nonlocal count
@@ -205,8 +207,9 @@ async def raw_client(port: int, streams: int, seconds: float, answer_size: int) 
             sent = time.perf_counter()
             await call.write(answer)
             await call.read()
-            latencies.append(time.perf_counter() - sent)
-            count += 1
+            if sent >= begin:
+                latencies.append(time.perf_counter() - sent)
+                count += 1
         await call.done_writing()
 
     await asyncio.gather(*(one() for _ in range(streams)))
@@ -224,7 +227,8 @@ async def relay_client(
     latencies: list[float] = []
     last_sent: dict[int, float] = {}
     count = 0
-    deadline = time.perf_counter() + seconds
+    begin = time.perf_counter() + WARM_UP  # as ours: measured once every pair is connected and playing
+    deadline = begin + seconds
 
     async def seat(pair: int, channel: grpc.aio.Channel) -> None:
         nonlocal count
@@ -238,7 +242,7 @@ async def relay_client(
             if now >= deadline:
                 break
             sent = last_sent.get(pair)
-            if sent is not None:
+            if sent is not None and sent >= begin:
                 latencies.append(now - sent)
                 count += 1
             request = message.decision_request
@@ -334,7 +338,7 @@ async def ours(
                 pass
 
     slots = [asyncio.create_task(slot(i)) for i in range(matches)]
-    await asyncio.sleep(0.5)  # warm-up; the measured window starts after it
+    await asyncio.sleep(WARM_UP)  # the measured window starts after it, as the references' do
     start = time.perf_counter()
     for bot in bots:
         bot.until = start + seconds
@@ -412,9 +416,19 @@ class ServerBuild:
         self.name, self.python, self.environment = name, python, environment
 
 
+PROBE = """
+import uno_arena.server.match_host
+from uno_arena.rules.build import BUILD, compiled_modules
+hot_path = {"uno_arena.server.wire", "uno_arena.server.match_host", "uno_arena.server.gateway"}
+print(BUILD if BUILD == "interpreted" or hot_path <= set(compiled_modules()) else "compiled-rules-only")
+"""
+
+
 def build_of(python: str, environment: dict[str, str]) -> str | None:
-    """The build `python` runs with `environment` ("compiled" or "interpreted"); None if it cannot."""
-    probe = [python, "-c", "from uno_arena.rules.build import BUILD; print(BUILD)"]
+    """The build `python` runs with `environment` ("compiled", "interpreted", or
+    "compiled-rules-only" for a compiled install made before the server's hot path was compiled);
+    None if it cannot run."""
+    probe = [python, "-c", PROBE]
     try:
         done = subprocess.run(
             probe, env={**os.environ, **environment}, capture_output=True, text=True, timeout=60

@@ -44,7 +44,7 @@ def _server_message_bytes(message: bot_pb2.ServerMessage | bytes) -> bytes:
 
 
 def add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
-    """As the generated `add_BotServiceServicer_to_server`, but `Connect` may also yield a
+    """As the generated `add_BotServiceServicer_to_server`, but `Connect` may also write a
     `ServerMessage` already serialized (decision requests are built as bytes)."""
     handlers = {
         "Connect": grpc.stream_stream_rpc_method_handler(

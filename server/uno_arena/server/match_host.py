@@ -265,12 +265,13 @@ class MatchHost:
     # --- one decision: asked, then settled by its answer, deadline or lost connection ----------
 
     def _ask(self, connection: BotConnection, seat: int, legal: list[Action]) -> None:
-        self.lost_at.pop(seat, None)
         if connection is not self.seated[seat]:
             self._seat(seat, connection)
-            if connection.closed:  # it did not take what it had missed
+            if connection.closed:  # it did not take what it had missed: its grace period runs on
+                self.lost_at.setdefault(seat, time.monotonic())
                 self._wake((seat, legal))
                 return
+        self.lost_at.pop(seat, None)
         request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
         loop = asyncio.get_running_loop()
         asked = Asked(self, seat, legal, self._position(), request_id, connection,
