@@ -22,6 +22,13 @@ from uno_arena.v1 import bot_pb2, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
 
+# The collector's thresholds while serving (Python's default: 700, 10, 10). A youngest-generation
+# pass walks every young object alive, and under load most of those are gRPC's in-flight reads and
+# writes, a few thousand of them, while a match keeps only a few objects per decision (its events and
+# request records): at 700 the passes came every ~85 decisions and cost ~15 us of CPU a decision, at
+# 20,000 every few thousand decisions and ~3 us, a pass then taking a few ms (docs/performance.md).
+GC_THRESHOLDS = (20_000, 10, 10)
+
 
 def grpc_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """Message limits, HTTP/2 keepalive pings so a dead bot is noticed within seconds, and no
@@ -128,6 +135,7 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     # What is loaded by now lives as long as the server: kept out of the collector's passes, which
     # then walk only what matches and connections allocate (docs/performance.md)
     gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

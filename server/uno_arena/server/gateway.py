@@ -116,6 +116,7 @@ class BotConnection:
     def __post_init__(self) -> None:
         self._outbox: deque[bytes] = deque()
         self._writer: asyncio.Future[None] | None = None  # the writer, waiting for a message
+        self._loop: asyncio.AbstractEventLoop | None = None  # the writer's (get_running_loop() calls getpid)
         self._finished: OrderedDict[str, tuple[str, str]] = OrderedDict()  # request id -> (fate, match id)
         settings = self.settings
         self.strays = StrayLimiter(settings.stray_replies_per_s, settings.stray_burst, settings.stray_flood)
@@ -159,7 +160,10 @@ class BotConnection:
             if self.closed:
                 return None
             # one future while the outbox is empty, rather than an Event's per message
-            self._writer = asyncio.get_running_loop().create_future()
+            loop = self._loop
+            if loop is None:
+                loop = self._loop = asyncio.get_running_loop()
+            self._writer = loop.create_future()
             await self._writer
         data = self._outbox.popleft()
         self.queued_bytes -= len(data)

@@ -28,6 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Final
 
 from uno_arena.rules import (
     ACCEPT,
@@ -53,14 +54,14 @@ from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_REQUEST = -2  # answer() sentinel: the bot answered a request id we never sent
-_DEFAULTS = (DRAW, KEEP, ACCEPT, PASS, DONE)
-ASKED_KEPT = 1024  # requests per match a BotError may still quote (the connection keeps as many answered)
-_DRAWN = Phase.DRAWN
-_SETTLED: list[Action] = []  # a settled decision's legal actions (never changed)
+UNKNOWN_REQUEST: Final = -2  # answer() sentinel: the bot answered a request id we never sent
+_DEFAULTS: Final = (DRAW, KEEP, ACCEPT, PASS, DONE)
+ASKED_KEPT: Final = 1024  # requests per match a BotError may quote (a connection keeps as many answered)
+_DRAWN: Final = Phase.DRAWN
+_SETTLED: Final[list[Action]] = []  # a settled decision's legal actions (never changed)
 
 
-LOG_CHUNK_EVENTS = 2000  # events per `log` message: well under the 4 MiB message limit
+LOG_CHUNK_EVENTS: Final = 2000  # events per `log` message: well under the 4 MiB message limit
 
 
 def log_chunks(encoder: wire.MatchEncoder) -> list[control_pb2.MatchProgress]:
@@ -167,13 +168,15 @@ class MatchHost:
         self._forfeit_end = False  # all seats but one forfeited: the match ends
         self._clock: asyncio.TimerHandle | None = None  # fires at or before the due decision's deadline
         self._stalled: asyncio.Future[Stalled] | None = None  # what the match's task waits for
+        # the loop `run` runs in, kept: asyncio.get_running_loop() makes a getpid system call
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     # --- the match loop ---------------------------------------------------
 
     async def run(self) -> None:
         """Play to the end; always finishes (the result says how), never raises for a bot's sake."""
         self.gateway.take_bot_errors(self.spec.match_id, self.bot_error)
-        loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
         try:
             for seat in range(len(self.spec.bots)):
                 self._seat(seat)
@@ -273,7 +276,8 @@ class MatchHost:
                 return
         self.lost_at.pop(seat, None)
         request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
-        loop = asyncio.get_running_loop()
+        loop = self._loop
+        assert loop is not None  # asked only while `run` runs
         asked = Asked(self, seat, legal, self._position(), request_id, connection,
                       loop.time() + self.spec.decision_timeout)  # fmt: skip
         self._asked[request_id] = asked

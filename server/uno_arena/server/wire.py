@@ -16,7 +16,7 @@ import enum
 import functools
 import typing
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Final, TypeVar
 
 from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
@@ -56,16 +56,16 @@ def _numbering(ours: type[_Member], theirs: type[_Number]) -> dict[_Member, _Num
 
 
 # Rules enum -> proto enum number, from the generated bindings (the one source of the numbers)
-COLOURS = _numbering(Colour, pb.Colour)
-RANKS = _numbering(Rank, pb.Rank)
-ACTION_KINDS = _numbering(ActionKind, pb.ActionKind)
-PHASES = _numbering(Phase, pb.Phase)
-HAND_ENDS = _numbering(HandEnd, pb.HandEnd)
-MATCH_ENDS = _numbering(MatchEnd, pb.MatchEnd)
-SHUFFLE_REASONS = _numbering(ShuffleReason, pb.ShuffleReason)
+COLOURS: Final = _numbering(Colour, pb.Colour)
+RANKS: Final = _numbering(Rank, pb.Rank)
+ACTION_KINDS: Final = _numbering(ActionKind, pb.ActionKind)
+PHASES: Final = _numbering(Phase, pb.Phase)
+HAND_ENDS: Final = _numbering(HandEnd, pb.HandEnd)
+MATCH_ENDS: Final = _numbering(MatchEnd, pb.MatchEnd)
+SHUFFLE_REASONS: Final = _numbering(ShuffleReason, pb.ShuffleReason)
 
 # keyed by (class, member): str enums of different classes compare equal by value ("catch")
-_NUMBERS: dict[tuple[type[enum.Enum], enum.Enum], int] = {
+_NUMBERS: Final[dict[tuple[type[enum.Enum], enum.Enum], int]] = {
     (type(member), member): number
     for table in (COLOURS, RANKS, ACTION_KINDS, PHASES, HAND_ENDS, MATCH_ENDS, SHUFFLE_REASONS)
     for member, number in table.items()
@@ -86,7 +86,7 @@ def _card(value: Card) -> pb.Card:
     return pb.Card(colour=colour_number(value.colour), rank=RANKS[value.rank], index=value.index)
 
 
-_CARD_MESSAGES: tuple[pb.Card, ...] = tuple(_card(face) for face in FACES)
+_CARD_MESSAGES: Final[tuple[pb.Card, ...]] = tuple(_card(face) for face in FACES)
 
 
 def card(value: Card) -> pb.Card:
@@ -109,7 +109,7 @@ def action(value: Action) -> pb.Action:
     return message
 
 
-_ACTION_MESSAGES: tuple[pb.Action, ...] = tuple(action(a) for a in ACTIONS)
+_ACTION_MESSAGES: Final[tuple[pb.Action, ...]] = tuple(action(a) for a in ACTIONS)
 
 
 def action_message(value: Action) -> pb.Action:
@@ -151,7 +151,7 @@ def _observation_head(value: Observation) -> pb.Observation:
     return message
 
 
-_LAYOUT: dict[type, tuple[str, tuple[str, ...]]] = {}
+_LAYOUT: Final[dict[type, tuple[str, tuple[str, ...]]]] = {}
 
 
 def _layout(kind: type) -> tuple[str, tuple[str, ...]]:
@@ -189,8 +189,8 @@ def decision_request(
 # .discards, each action as an element of legal_actions. Fields are written in field-number
 # order, and proto3 defaults (0, False, "", unset) left out, as protobuf does itself.
 
-_LENGTH_DELIMITED = 2
-_SMALL = tuple(bytes((i,)) for i in range(128))  # the one-byte varints
+_LENGTH_DELIMITED: Final = 2
+_SMALL: Final = tuple(bytes((i,)) for i in range(128))  # the one-byte varints
 
 
 def _varint(value: int) -> bytes:
@@ -244,7 +244,7 @@ def _text(key: bytes, value: str) -> bytes:
     return _field(key, value.encode()) if value else b""
 
 
-_CARD_BYTES = tuple(m.SerializeToString() for m in _CARD_MESSAGES)
+_CARD_BYTES: Final = tuple(m.SerializeToString() for m in _CARD_MESSAGES)
 
 
 def _card_fields(key: bytes) -> tuple[bytes, ...]:
@@ -256,15 +256,15 @@ def _observation_key(name: str, wire_type: int = 0) -> bytes:
     return _key(pb.Observation.DESCRIPTOR.fields_by_name[name].number, wire_type)
 
 
-_CARD_IN_HAND = _card_fields(_observation_key("cards", _LENGTH_DELIMITED))
-_CARD_IN_DISCARDS = _card_fields(_observation_key("discards", _LENGTH_DELIMITED))
-_DRAWN_CARD = _card_fields(_observation_key("drawn", _LENGTH_DELIMITED))
-_LEGAL_ACTION = tuple(
+_CARD_IN_HAND: Final = _card_fields(_observation_key("cards", _LENGTH_DELIMITED))
+_CARD_IN_DISCARDS: Final = _card_fields(_observation_key("discards", _LENGTH_DELIMITED))
+_DRAWN_CARD: Final = _card_fields(_observation_key("drawn", _LENGTH_DELIMITED))
+_LEGAL_ACTION: Final = tuple(
     bot_pb2.DecisionRequest(legal_actions=[m]).SerializeToString() for m in _ACTION_MESSAGES
 )
 # by the identity of the interned actions (the rules return them): `Action.id` hashes the action
-_LEGAL_BY_IDENTITY = {id(a): _LEGAL_ACTION[a.id] for a in ACTIONS}
-_ID_BY_IDENTITY = {id(a): a.id for a in ACTIONS}
+_LEGAL_BY_IDENTITY: Final = {id(a): _LEGAL_ACTION[a.id] for a in ACTIONS}
+_ID_BY_IDENTITY: Final = {id(a): a.id for a in ACTIONS}
 
 
 def action_ids(actions: Sequence[Action]) -> list[int]:
@@ -273,26 +273,34 @@ def action_ids(actions: Sequence[Action]) -> list[int]:
     return [i if (i := ids.get(id(a))) is not None else a.id for a in actions]
 
 
-_SEAT, _PLAYERS, _PHASE, _TO_MOVE, _TURN_SEAT, _DEALER, _DIRECTION, _COLOUR = (
-    _observation_key(name)
-    for name in ("seat", "players", "phase", "to_move", "turn_seat", "dealer", "direction", "colour")
-)
-_DRAW_PILE_SIZE, _TURN, _TARGET_SCORE, _HAND_NUMBER, _PENALTY = (
-    _observation_key(name) for name in ("draw_pile_size", "turn", "target_score", "hand_number", "penalty")
-)
-_HAND_SIZES = _observation_key("hand_sizes", _LENGTH_DELIMITED)
-_SCORES = _observation_key("scores", _LENGTH_DELIMITED)
-_TURN_PHASE, _DRAWN_PHASE, _OVER = Phase.TURN, Phase.DRAWN, Phase.OVER
+_SEAT: Final = _observation_key("seat")
+_PLAYERS: Final = _observation_key("players")
+_PHASE: Final = _observation_key("phase")
+_TO_MOVE: Final = _observation_key("to_move")
+_TURN_SEAT: Final = _observation_key("turn_seat")
+_DEALER: Final = _observation_key("dealer")
+_DIRECTION: Final = _observation_key("direction")
+_COLOUR: Final = _observation_key("colour")
+_DRAW_PILE_SIZE: Final = _observation_key("draw_pile_size")
+_TURN: Final = _observation_key("turn")
+_TARGET_SCORE: Final = _observation_key("target_score")
+_HAND_NUMBER: Final = _observation_key("hand_number")
+_PENALTY: Final = _observation_key("penalty")
+_HAND_SIZES: Final = _observation_key("hand_sizes", _LENGTH_DELIMITED)
+_SCORES: Final = _observation_key("scores", _LENGTH_DELIMITED)
+_TURN_PHASE: Final = Phase.TURN
+_DRAWN_PHASE: Final = Phase.DRAWN
+_OVER: Final = Phase.OVER
 # Observation.top then .colour (fields 9 and 10), by top card index * 5 + colour number
-_TOP_AND_COLOUR = tuple(
+_TOP_AND_COLOUR: Final = tuple(
     _field(_observation_key("top", _LENGTH_DELIMITED), card) + _number(_COLOUR, colour)
     for card in _CARD_BYTES
     for colour in range(5)
 )
-_COLOUR_NUMBERS: dict[Colour | None, int] = {None: pb.COLOUR_UNSPECIFIED}
+_COLOUR_NUMBERS: Final[dict[Colour | None, int]] = {None: pb.COLOUR_UNSPECIFIED}
 _COLOUR_NUMBERS.update((colour, number) for colour, number in COLOURS.items())
 # Observation fields 1-7, by (seat, players, phase, to_move, turn_seat, dealer, direction): few values
-_SEATING: dict[tuple[int, int, Phase, int, int, int, int], bytes] = {}
+_SEATING: Final[dict[tuple[int, int, Phase, int, int, int, int], bytes]] = {}
 
 
 def _seating(seat: int, players: int, phase: Phase, to_move: int, turn_seat: int, dealer: int,
@@ -365,18 +373,18 @@ def _observed(hand: Hand, seat: int, standing: bytes, discards: bytes) -> bytes:
     return b"".join(parts)
 
 
-_OBSERVATION_TAG = _tag(bot_pb2.DecisionRequest, "observation")
-_EVENT_TAG = _tag(bot_pb2.DecisionRequest, "events")
-_DECISION_REQUEST_TAG = _tag(bot_pb2.ServerMessage, "decision_request")
-_REQUEST_MATCH_ID = _tag(bot_pb2.DecisionRequest, "match_id")
-_REQUEST_ID = _tag(bot_pb2.DecisionRequest, "request_id")
-_DEADLINE_MS = _key(bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name["deadline_ms"].number)
-_LOG_EVENT_TAG = _tag(control_pb2.EventLogChunk, "events")
-_EVENTS_TAG = _tag(bot_pb2.ServerMessage, "events")
-_EVENTS_MATCH_ID = _tag(bot_pb2.Events, "match_id")
-_EVENTS_EVENT_TAG = _tag(bot_pb2.Events, "events")
-_SPECTATED_MATCH_ID = _tag(control_pb2.SpectatorEvent, "match_id")
-_SPECTATED_EVENT_TAG = _tag(control_pb2.SpectatorEvent, "events")
+_OBSERVATION_TAG: Final = _tag(bot_pb2.DecisionRequest, "observation")
+_EVENT_TAG: Final = _tag(bot_pb2.DecisionRequest, "events")
+_DECISION_REQUEST_TAG: Final = _tag(bot_pb2.ServerMessage, "decision_request")
+_REQUEST_MATCH_ID: Final = _tag(bot_pb2.DecisionRequest, "match_id")
+_REQUEST_ID: Final = _tag(bot_pb2.DecisionRequest, "request_id")
+_DEADLINE_MS: Final = _key(bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name["deadline_ms"].number)
+_LOG_EVENT_TAG: Final = _tag(control_pb2.EventLogChunk, "events")
+_EVENTS_TAG: Final = _tag(bot_pb2.ServerMessage, "events")
+_EVENTS_MATCH_ID: Final = _tag(bot_pb2.Events, "match_id")
+_EVENTS_EVENT_TAG: Final = _tag(bot_pb2.Events, "events")
+_SPECTATED_MATCH_ID: Final = _tag(control_pb2.SpectatorEvent, "match_id")
+_SPECTATED_EVENT_TAG: Final = _tag(control_pb2.SpectatorEvent, "events")
 
 
 def _request(head: bytes, observed: bytes, legal: list[Action], events: list[bytes]) -> bytes:
@@ -440,7 +448,14 @@ def spectator_event(match_id: str, encoded: Sequence[bytes]) -> control_pb2.Spec
 
 
 # How each kind of event field is written, from the .proto's field types
-_VARINT, _SIGNED, _OPTIONAL, _ENUM, _STRING, _CARD, _CARDS, _PACKED = range(8)
+_VARINT: Final = 0
+_SIGNED: Final = 1
+_OPTIONAL: Final = 2
+_ENUM: Final = 3
+_STRING: Final = 4
+_CARD: Final = 5
+_CARDS: Final = 6
+_PACKED: Final = 7
 
 
 class _EventField:
@@ -545,7 +560,7 @@ def _event_bytes(plan: _EventPlan, value: Event, hide: bool) -> bytes:
     return plan.key + _varint(len(inner)) + inner
 
 
-_EVENT_PLANS = _event_plans()
+_EVENT_PLANS: Final = _event_plans()
 
 
 def _payload(element: bytes) -> bytes:
