@@ -191,12 +191,15 @@ def decision_request(
 
 _LENGTH_DELIMITED: Final = 2
 _SMALL: Final = tuple(bytes((i,)) for i in range(128))  # the one-byte varints
+_LOW_GROUP: Final = tuple(bytes((i | 0x80,)) for i in range(128))  # a varint's first byte of two or more
 
 
 def _varint(value: int) -> bytes:
     """Base-128 varint; a negative (int32) value as its 64-bit two's complement, as protobuf does."""
     if 0 <= value < 128:
         return _SMALL[value]
+    if 0 < value < 16384:  # a request's or an observation's length
+        return _LOW_GROUP[value & 0x7F] + _SMALL[value >> 7]
     if value < 0:
         value += 1 << 64
     out = bytearray()
@@ -351,6 +354,11 @@ def _observed(hand: Hand, seat: int, standing: bytes, discards: bytes) -> bytes:
     The fields but the card lists come first, then cards, discards and shown hands (a merge: the
     same message). `standing`: `_standing`'s encoding; `discards`: the pile's elements.
     """
+    return b"".join(_observed_parts(hand, seat, standing, discards))
+
+
+def _observed_parts(hand: Hand, seat: int, standing: bytes, discards: bytes) -> list[bytes]:
+    """`_observed`'s parts, to be joined (`MatchEncoder.request` joins them into the request)."""
     phase = hand.phase
     mine = hand.to_move == seat and phase is not _OVER
     drawn = hand.drawn if mine else None
@@ -365,12 +373,14 @@ def _observed(hand: Hand, seat: int, standing: bytes, discards: bytes) -> bytes:
         _number(_TURN, hand.turns),
         standing,
         _number(_PENALTY, hand.penalty),
-        *map(_CARD_IN_HAND.__getitem__, sorted([c.index for c in hand.cards[seat]])),
-        discards,
     ]  # fmt: skip
+    in_hand = _CARD_IN_HAND
+    for index in sorted([c.index for c in hand.cards[seat]]):
+        parts.append(in_hand[index])
+    parts.append(discards)
     if hand.shown:
         parts += [_shown_hand(whose, shown) for to, whose, shown in hand.shown if to == seat]
-    return b"".join(parts)
+    return parts
 
 
 _OBSERVATION_TAG: Final = _tag(bot_pb2.DecisionRequest, "observation")
@@ -390,11 +400,26 @@ _SPECTATED_EVENT_TAG: Final = _tag(control_pb2.SpectatorEvent, "events")
 def _request(head: bytes, observed: bytes, legal: list[Action], events: list[bytes]) -> bytes:
     """A ServerMessage with a DecisionRequest: `head` holds its match_id, request_id and deadline_ms;
     `events` are elements of DecisionRequest.events."""
-    parts = [head, _OBSERVATION_TAG, _varint(len(observed)), observed]
+    return _request_of([head], [observed], legal, events)
+
+
+def _request_of(head: list[bytes], observed: list[bytes], legal: list[Action], events: list[bytes]) -> bytes:
+    """`_request` from the parts of its head and of its observation, joined once: the lengths are
+    summed first, so no part is copied twice."""
+    observation_size = 0
+    for part in observed:
+        observation_size += len(part)
+    parts = [_DECISION_REQUEST_TAG, b"", *head, _OBSERVATION_TAG, _varint(observation_size), *observed]
     by_identity = _LEGAL_BY_IDENTITY
-    parts += [by_identity.get(id(a)) or _LEGAL_ACTION[a.id] for a in legal]
+    for action in legal:
+        encoded = by_identity.get(id(action))
+        parts.append(encoded if encoded is not None else _LEGAL_ACTION[action.id])
     parts += events
-    return _field(_DECISION_REQUEST_TAG, b"".join(parts))
+    size = 0
+    for part in parts:
+        size += len(part)
+    parts[1] = _varint(size - len(_DECISION_REQUEST_TAG))
+    return b"".join(parts)
 
 
 def decision_request_bytes(
@@ -530,18 +555,39 @@ def event_bytes(value: Event) -> bytes:
 
 def _event_bytes(plan: _EventPlan, value: Event, hide: bool) -> bytes:
     """`event_bytes(value)`, with private cards hidden if `hide`, as `seen_by` hides them."""
+    parts = _event_fields(plan, value, hide)
+    size = 0
+    for part in parts:
+        size += len(part)
+    return b"".join([plan.key, _varint(size), *parts])
+
+
+def _event_element(plan: _EventPlan, value: Event, hide: bool) -> bytes:
+    """`_event_bytes` as an element of DecisionRequest.events, in one join."""
+    parts = _event_fields(plan, value, hide)
+    size = 0
+    for part in parts:
+        size += len(part)
+    length = _varint(size)
+    return b"".join([_EVENT_TAG, _varint(len(plan.key) + len(length) + size), plan.key, length, *parts])
+
+
+def _event_fields(plan: _EventPlan, value: Event, hide: bool) -> list[bytes]:
+    """The encoded fields of an event, in field-number order."""
     parts: list[bytes] = []
     for field in plan.fields:
         item = getattr(value, field.attribute)
         kind = field.kind
         if kind == _VARINT:
-            if item:
-                parts.append(field.key + _varint(int(item)))
+            if item:  # an int or a bool
+                parts.append(field.key + _varint(typing.cast(int, item)))
         elif kind == _CARDS:
             if item is None or hide:  # another seat's cards: only that they are hidden
                 parts.append(field.hidden)
             else:
-                parts += map(field.faces.__getitem__, [c.index for c in item])
+                faces = field.faces
+                for held in typing.cast(tuple[Card, ...], item):
+                    parts.append(faces[held.index])
         elif item is None:
             pass
         elif kind == _CARD:
@@ -556,8 +602,7 @@ def _event_bytes(plan: _EventPlan, value: Event, hide: bool) -> bytes:
             parts.append(_text(field.key, item))
         else:
             parts.append(_packed(field.key, item))
-    inner = b"".join(parts)
-    return plan.key + _varint(len(inner)) + inner
+    return parts
 
 
 _EVENT_PLANS: Final = _event_plans()
@@ -601,10 +646,10 @@ class MatchEncoder:
         full, hidden, owner = self._full, self._hidden, self._owner
         for event in events[len(full) :]:
             plan = _EVENT_PLANS[type(event)]
-            whole = _EVENT_TAG + _field(b"", _event_bytes(plan, event, False))
+            whole = _event_element(plan, event, False)
             full.append(whole)
             if plan.cards and getattr(event, plan.cards) is not None:
-                hidden.append(_EVENT_TAG + _field(b"", _event_bytes(plan, event, True)))
+                hidden.append(_event_element(plan, event, True))
                 owner.append(getattr(event, plan.owner))
             else:
                 hidden.append(whole)
@@ -626,7 +671,10 @@ class MatchEncoder:
         if pile is not self._pile or len(pile) < count or (count and pile[count - 1] is not self._pile_last):
             self._pile, self._pile_bytes, count = pile, b"", 0
         if len(pile) > count:
-            self._pile_bytes += b"".join(map(_CARD_IN_DISCARDS.__getitem__, [c.index for c in pile[count:]]))
+            laid = [self._pile_bytes]
+            for index in range(count, len(pile)):
+                laid.append(_CARD_IN_DISCARDS[pile[index].index])
+            self._pile_bytes = b"".join(laid)
             self._pile_count, self._pile_last = len(pile), pile[-1]
         return self._pile_bytes
 
@@ -643,12 +691,12 @@ class MatchEncoder:
         ):
             self._standing_of = (match.totals, match.hand_number)
             self._standing = _standing(match.totals, hand.config.target_score, match.hand_number)
-        observed = _observed(hand, seat, self._standing, self._discards(hand.discards))
+        observed = _observed_parts(hand, seat, self._standing, self._discards(hand.discards))
         full, hidden, owner = self._full, self._hidden, self._owner
         events = [full[i] if owner[i] == seat else hidden[i] for i in range(first, stop)]
         match_id, deadline = self._head
-        head = b"".join((match_id, _text(_REQUEST_ID, request_id), deadline))
-        return _request(head, observed, legal, events), stop
+        head = [match_id, _text(_REQUEST_ID, request_id), deadline]
+        return _request_of(head, observed, legal, events), stop
 
 
 def event(value: Event) -> pb.Event:
