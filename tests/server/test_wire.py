@@ -110,6 +110,25 @@ def test_the_log_chunk_from_cached_encodings_is_the_built_message() -> None:
     assert any(not e.drew.hidden and e.drew.cards for e in chunk.events if e.HasField("drew"))
 
 
+def test_a_matchs_log_as_sent_at_its_end_is_the_built_message() -> None:
+    from uno_arena.rules import apply, legal_actions
+    from uno_arena.server.match_host import LOG_CHUNK_EVENTS, log_chunks
+    from uno_arena.v1 import control_pb2
+
+    rng = random.Random(9)
+    match = new_match(RulesConfig(players=3, target_score=500), rng)
+    while match.result is None:
+        apply(match, rng.choice(legal_actions(match)))
+    assert len(match.events) > LOG_CHUNK_EVENTS  # more than one chunk
+    sent = [control_pb2.MatchProgress.FromString(m) for m in log_chunks(wire.MatchEncoder(match, "m", 1000))]
+    events = [wire.event(e) for e in match.events]
+    built = [
+        control_pb2.MatchProgress(log=control_pb2.EventLogChunk(events=events[i : i + LOG_CHUNK_EVENTS]))
+        for i in range(0, len(events), LOG_CHUNK_EVENTS)
+    ]
+    assert sent == built
+
+
 # Every option and house rule; random play draws a lot, so piles are reshuffled and hands stall.
 WHOLE_MATCHES = {
     "official": RulesConfig(players=2, target_score=200),

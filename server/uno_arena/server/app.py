@@ -11,6 +11,9 @@ import socket
 
 import grpc
 import redis.asyncio as aioredis
+from google.protobuf import message_factory
+from google.protobuf.descriptor import ServiceDescriptor
+from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
@@ -18,7 +21,7 @@ from uno_arena.rules import build
 from uno_arena.server.arena import Arena
 from uno_arena.server.servicers import BotServicer, ControlServicer
 from uno_arena.server.settings import ServerSettings
-from uno_arena.v1 import bot_pb2, control_pb2, control_pb2_grpc
+from uno_arena.v1 import bot_pb2, control_pb2
 
 log = logging.getLogger(__name__)
 
@@ -46,23 +49,31 @@ def grpc_options(settings: ServerSettings) -> list[tuple[str, int]]:
     ]
 
 
-def _server_message_bytes(message: bot_pb2.ServerMessage | bytes) -> bytes:
+def _serialized(message: Message | bytes) -> bytes:
     return message if isinstance(message, bytes) else message.SerializeToString()
 
 
-def add_bot_service(servicer: BotServicer, server: grpc.aio.Server) -> None:
-    """As the generated `add_BotServiceServicer_to_server`, but `Connect` may also write a
-    `ServerMessage` already serialized (decision requests are built as bytes)."""
-    handlers = {
-        "Connect": grpc.stream_stream_rpc_method_handler(
-            servicer.Connect,
-            request_deserializer=bot_pb2.BotMessage.FromString,
-            response_serializer=_server_message_bytes,
+_HANDLERS = {
+    (False, False): grpc.unary_unary_rpc_method_handler,
+    (False, True): grpc.unary_stream_rpc_method_handler,
+    (True, False): grpc.stream_unary_rpc_method_handler,
+    (True, True): grpc.stream_stream_rpc_method_handler,
+}
+
+
+def add_service(servicer: object, service: ServiceDescriptor, server: grpc.aio.Server) -> None:
+    """As a generated `add_*Servicer_to_server`, but a method may also write or yield a message
+    already serialized: decision requests are built as bytes, and a match's log is sent so."""
+    handlers = {}
+    for method in service.methods:
+        request = message_factory.GetMessageClass(method.input_type)
+        handlers[method.name] = _HANDLERS[(method.client_streaming, method.server_streaming)](
+            getattr(servicer, method.name),
+            request_deserializer=request.FromString,
+            response_serializer=_serialized,
         )
-    }
-    service = bot_pb2.DESCRIPTOR.services_by_name["BotService"].full_name
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service, handlers),))
-    server.add_registered_method_handlers(service, handlers)
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service.full_name, handlers),))
+    server.add_registered_method_handlers(service.full_name, handlers)
 
 
 async def create_server(
@@ -72,8 +83,8 @@ async def create_server(
     settings = settings or ServerSettings()
     arena = Arena(settings, redis_client)
     server = grpc.aio.server(options=grpc_options(settings))
-    add_bot_service(BotServicer(arena), server)
-    control_pb2_grpc.add_ControlServiceServicer_to_server(ControlServicer(arena), server)
+    add_service(BotServicer(arena), bot_pb2.DESCRIPTOR.services_by_name["BotService"], server)
+    add_service(ControlServicer(arena), control_pb2.DESCRIPTOR.services_by_name["ControlService"], server)
     health_servicer = health.aio.HealthServicer()
     health_pb2_grpc.add_HealthServicer_to_server(health_servicer, server)
     names = [

@@ -22,9 +22,8 @@ import redis.asyncio as aioredis
 
 from uno_arena.records import identity
 from uno_arena.server.gateway import TOKEN_REVOKED, BotConnection, Gateway
-from uno_arena.server.match_host import MatchHost, MatchSpec
+from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.server.settings import ServerSettings
-from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -38,7 +37,7 @@ class FinishedEntry:
     under the same id), its ending messages, when it finished and their encoded size."""
 
     spec: MatchSpec
-    ending: list[control_pb2.MatchProgress]
+    ending: list[Progress]
     finished_at: float
     size: int
 
@@ -53,8 +52,8 @@ class FinishedMatches:
         self._entries: OrderedDict[str, FinishedEntry] = OrderedDict()
         self.bytes = 0
 
-    def add(self, spec: MatchSpec, ending: list[control_pb2.MatchProgress]) -> None:
-        size = sum(message.ByteSize() for message in ending)
+    def add(self, spec: MatchSpec, ending: list[Progress]) -> None:
+        size = sum(len(m) if isinstance(m, bytes) else m.ByteSize() for m in ending)
         replaced = self._entries.pop(spec.match_id, None)
         if replaced is not None:
             self.bytes -= replaced.size

@@ -28,7 +28,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Final, TypeAlias
 
 from uno_arena.rules import (
     ACCEPT,
@@ -61,14 +61,16 @@ _DRAWN: Final = Phase.DRAWN
 _SETTLED: Final[list[Action]] = []  # a settled decision's legal actions (never changed)
 
 
+# What PlayMatch streams: a MatchProgress, or one serialized already (a match's log, which is only sent)
+Progress: TypeAlias = control_pb2.MatchProgress | bytes
 LOG_CHUNK_EVENTS: Final = 2000  # events per `log` message: well under the 4 MiB message limit
 
 
-def log_chunks(encoder: wire.MatchEncoder) -> list[control_pb2.MatchProgress]:
-    """The complete log as `log` progress messages, in order."""
+def log_chunks(encoder: wire.MatchEncoder) -> list[bytes]:
+    """The complete log as serialized `log` progress messages, in order."""
     logged = encoder.catch_up()
     return [
-        control_pb2.MatchProgress(log=wire.log_chunk(encoder.log(i, min(i + LOG_CHUNK_EVENTS, logged))))
+        wire.log_progress(encoder.log(i, min(i + LOG_CHUNK_EVENTS, logged)))
         for i in range(0, logged, LOG_CHUNK_EVENTS)
     ]
 
@@ -140,9 +142,9 @@ class MatchHost:
 
     spec: MatchSpec
     gateway: Gateway
-    subscribers: list[asyncio.Queue[control_pb2.MatchProgress | None]] = field(default_factory=list)
+    subscribers: list[asyncio.Queue[Progress | None]] = field(default_factory=list)
     spectators: list[asyncio.Queue[control_pb2.SpectatorEvent | None]] = field(default_factory=list)
-    ending: list[control_pb2.MatchProgress] | None = None  # log chunks, then `finished`
+    ending: list[Progress] | None = None  # log chunks, then `finished`
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
     def __post_init__(self) -> None:
@@ -488,7 +490,7 @@ class MatchHost:
                 if isinstance(event, HandEnded):
                     self._progress(control_pb2.MatchProgress(hand=wire.hand_ended(event)))
 
-    def _progress(self, message: control_pb2.MatchProgress) -> None:
+    def _progress(self, message: Progress) -> None:
         for queue in self.subscribers:
             queue.put_nowait(message)
 

@@ -19,7 +19,7 @@ from uno_arena.rules import ConfigError, build, public
 from uno_arena.server import wire
 from uno_arena.server.arena import SERVER_DRAINING, Arena
 from uno_arena.server.gateway import ANSWERED, LATE, BotConnection, NoNewMatches
-from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchHost, MatchSpec
+from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchHost, MatchSpec, Progress
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -41,9 +41,7 @@ STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out 
 _Request = TypeVar("_Request")
 _Response = TypeVar("_Response")
 _BotContext: TypeAlias = grpc.aio.ServicerContext[bot_pb2.BotMessage, bot_pb2.ServerMessage | bytes]
-_PlayMatchContext: TypeAlias = grpc.aio.ServicerContext[
-    control_pb2.PlayMatchRequest, control_pb2.MatchProgress
-]
+_PlayMatchContext: TypeAlias = grpc.aio.ServicerContext[control_pb2.PlayMatchRequest, Progress]
 _ListBotsContext: TypeAlias = grpc.aio.ServicerContext[
     control_pb2.ListBotsRequest, control_pb2.ListBotsResponse
 ]
@@ -252,7 +250,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
 
     async def PlayMatch(
         self, request: control_pb2.PlayMatchRequest, context: _PlayMatchContext
-    ) -> AsyncIterator[control_pb2.MatchProgress]:
+    ) -> AsyncIterator[Progress]:
         await self._authorise(context)
         arena = self.arena
         spec = await self._spec(request, context)
@@ -284,7 +282,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             for message in finished.ending:
                 yield message
             return
-        queue: asyncio.Queue[control_pb2.MatchProgress | None] = asyncio.Queue()
+        queue: asyncio.Queue[Progress | None] = asyncio.Queue()
         host.subscribers.append(queue)
         try:
             yield control_pb2.MatchProgress(

@@ -390,6 +390,7 @@ _REQUEST_MATCH_ID: Final = _tag(bot_pb2.DecisionRequest, "match_id")
 _REQUEST_ID: Final = _tag(bot_pb2.DecisionRequest, "request_id")
 _DEADLINE_MS: Final = _key(bot_pb2.DecisionRequest.DESCRIPTOR.fields_by_name["deadline_ms"].number)
 _LOG_EVENT_TAG: Final = _tag(control_pb2.EventLogChunk, "events")
+_PROGRESS_LOG_TAG: Final = _tag(control_pb2.MatchProgress, "log")
 _EVENTS_TAG: Final = _tag(bot_pb2.ServerMessage, "events")
 _EVENTS_MATCH_ID: Final = _tag(bot_pb2.Events, "match_id")
 _EVENTS_EVENT_TAG: Final = _tag(bot_pb2.Events, "events")
@@ -458,6 +459,13 @@ def event_log_chunk(events: list[Event]) -> control_pb2.EventLogChunk:
 def log_chunk(encoded: Sequence[bytes]) -> control_pb2.EventLogChunk:
     """An EventLogChunk of `event_bytes` encodings."""
     return control_pb2.EventLogChunk.FromString(b"".join([_field(_LOG_EVENT_TAG, e) for e in encoded]))
+
+
+def log_progress(encoded: Sequence[bytes]) -> bytes:
+    """A serialized MatchProgress with a `log` chunk of `event_bytes` encodings: a match's end sends
+    its whole log so, written directly (as a message it was parsed here only to be serialized again)."""
+    chunk = b"".join([_field(_LOG_EVENT_TAG, e) for e in encoded])
+    return b"".join([_PROGRESS_LOG_TAG, _varint(len(chunk)), chunk])
 
 
 def events_message(match_id: str, encoded: Sequence[bytes]) -> bytes:
