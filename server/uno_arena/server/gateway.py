@@ -18,9 +18,10 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Final, Protocol
 
 import grpc
+from google.protobuf.message import DecodeError
 
 from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import bot_pb2
@@ -35,9 +36,18 @@ DRAIN_REASON_CHARS = 256  # Drain.reason is cut to this (it only goes to the log
 ANSWERED, LATE = "answered", "late"  # what became of a request that is no longer pending
 BOT_ERROR_DETAIL_CHARS = 512  # BotError.detail is cut to this (bot.proto)
 
+UNKNOWN_REQUEST: Final = -2  # answered() sentinel: the bot answered a request id we never sent
+
 # What takes a bot's BotError in a running match: (connection, request id, detail) -> None when
 # recorded, else why it was ignored (answered as a stray).
 BotErrorSink = Callable[["BotConnection", str, str], "str | None"]
+
+
+class BotStream(Protocol):
+    """What the gateway reads a bot's stream with (gRPC's servicer context of `Connect`)."""
+
+    async def read(self) -> object:
+        """The next BotMessage, or `grpc.aio.EOF` once the bot's side has ended."""
 
 
 class NoNewMatches(Exception):
@@ -315,6 +325,61 @@ class Gateway:
         ignored = sink(connection, request_id, detail)
         if ignored is not None:
             connection.stray(match_id, ignored)
+
+    # --- what a bot sends after Hello -------------------------------------------
+
+    async def read(self, connection: BotConnection, context: BotStream) -> None:
+        """Take the bot's messages until its side of the stream ends (or the connection closes).
+
+        Part of the decision path: compiled with it (the servicer, interpreted, only starts it).
+        """
+        try:
+            while True:
+                message: object = await context.read()
+                if not isinstance(message, bot_pb2.BotMessage):  # grpc.aio.EOF: the bot's side ended
+                    break
+                if connection.closed:
+                    return
+                kind = message.WhichOneof("kind")
+                if kind == "decision":
+                    decision = message.decision
+                    self.answer(connection, decision.request_id, decision.action_id)
+                elif kind == "ping":
+                    connection.send(bot_pb2.ServerMessage(pong=bot_pb2.Pong(nonce=message.ping.nonce)))
+                elif kind == "bot_error":
+                    self.bot_error(connection, message.bot_error)
+                elif kind == "drain":
+                    self.drain(connection, message.drain.reason)
+                else:
+                    connection.stray("", f"unexpected {kind or 'empty'} message after Hello: ignored")
+            connection.close("the bot closed its stream")
+        except asyncio.CancelledError:
+            raise
+        except DecodeError:
+            connection.close("the bot sent bytes that are not a BotMessage", grpc.StatusCode.INVALID_ARGUMENT)
+        except Exception as error:  # a broken stream: reset, or ended by the server meanwhile
+            connection.close(f"stream error: {error}", grpc.StatusCode.UNKNOWN)
+
+    def answer(self, connection: BotConnection, request_id: str, action_id: int) -> None:
+        """Resolve a decision; anything else is a stray (no strike), except an unknown id of a match
+        with a decision due, which makes that decision INVALID. A repeated answer changes nothing."""
+        limit = connection.settings.max_id_chars
+        if len(request_id) > limit:
+            connection.stray("", f"Decision.request_id: at most {limit} characters, got {len(request_id)}: "
+                                 "ignored")  # fmt: skip
+            return
+        if connection.answer(request_id, action_id):
+            return
+        match_id = request_id.rpartition("#")[0]
+        fate = connection.fate(request_id)
+        if fate == ANSWERED:
+            connection.stray(match_id, f"duplicate answer to {request_id!r}: ignored (it was answered)")
+        elif fate == LATE:
+            connection.stray(match_id, f"late answer to {request_id!r}: its deadline had passed")
+        elif waiting := [rid for rid, p in connection.pending.items() if p.match_id == match_id]:
+            connection.answer(waiting[0], UNKNOWN_REQUEST)  # a wrong id while a decision is due: INVALID
+        else:
+            connection.stray(match_id, f"no pending request {request_id!r} (late or unknown)")
 
     def track_ending(self, ending: asyncio.Task[None]) -> None:
         """A task ending a stream with a status (see `close_all`)."""

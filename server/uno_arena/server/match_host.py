@@ -48,13 +48,12 @@ from uno_arena.rules import (
 )
 from uno_arena.rules.event import HandEnded
 from uno_arena.server import wire
-from uno_arena.server.gateway import BotConnection, Gateway
+from uno_arena.server.gateway import UNKNOWN_REQUEST, BotConnection, Gateway
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-UNKNOWN_REQUEST: Final = -2  # answer() sentinel: the bot answered a request id we never sent
 _DEFAULTS: Final = (DRAW, KEEP, ACCEPT, PASS, DONE)
 ASKED_KEPT: Final = 1024  # requests per match a BotError may quote (a connection keeps as many answered)
 _DRAWN: Final = Phase.DRAWN

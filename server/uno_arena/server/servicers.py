@@ -18,8 +18,8 @@ from uno_arena.records import identity
 from uno_arena.rules import ConfigError, build, public
 from uno_arena.server import wire
 from uno_arena.server.arena import SERVER_DRAINING, Arena
-from uno_arena.server.gateway import ANSWERED, LATE, BotConnection, NoNewMatches
-from uno_arena.server.match_host import UNKNOWN_REQUEST, MatchHost, MatchSpec, Progress
+from uno_arena.server.gateway import BotConnection, NoNewMatches
+from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         log.info(
             "bot %s connected (%d matches at once, %s)", connection.name, connection.max_matches, hello.client
         )
-        reader = asyncio.create_task(self._read(connection, context))
+        reader = asyncio.create_task(self.arena.gateway.read(connection, context))
         try:
             await context.write(
                 bot_pb2.ServerMessage(
@@ -176,54 +176,6 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             log.info("refused bot %r: wrong or missing token", hello.bot_name)
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot name or wrong token")
         return hello
-
-    async def _read(self, connection: BotConnection, context: _BotContext) -> None:
-        try:
-            while True:
-                message: object = await context.read()
-                if not isinstance(message, bot_pb2.BotMessage):  # grpc.aio.EOF: the bot's side ended
-                    break
-                if connection.closed:
-                    return
-                kind = message.WhichOneof("kind")
-                if kind == "decision":
-                    self._answer(connection, message.decision)
-                elif kind == "ping":
-                    connection.send(bot_pb2.ServerMessage(pong=bot_pb2.Pong(nonce=message.ping.nonce)))
-                elif kind == "bot_error":
-                    self.arena.gateway.bot_error(connection, message.bot_error)
-                elif kind == "drain":
-                    self.arena.gateway.drain(connection, message.drain.reason)
-                else:
-                    connection.stray("", f"unexpected {kind or 'empty'} message after Hello: ignored")
-            connection.close("the bot closed its stream")
-        except asyncio.CancelledError:
-            raise
-        except DecodeError:
-            connection.close("the bot sent bytes that are not a BotMessage", grpc.StatusCode.INVALID_ARGUMENT)
-        except Exception as error:  # a broken stream: reset, or ended by the server meanwhile
-            connection.close(f"stream error: {error}", grpc.StatusCode.UNKNOWN)
-
-    def _answer(self, connection: BotConnection, decision: bot_pb2.Decision) -> None:
-        """Resolve a decision; anything else is a stray (no strike), except an unknown id of a match
-        with a decision due, which makes that decision INVALID. A repeated answer changes nothing."""
-        request_id = decision.request_id
-        problem = too_long("request_id", request_id, self.arena.settings.max_id_chars)
-        if problem:
-            connection.stray("", f"Decision.{problem}: ignored")
-            return
-        if connection.answer(request_id, decision.action_id):
-            return
-        match_id = request_id.rpartition("#")[0]
-        fate = connection.fate(request_id)
-        if fate == ANSWERED:
-            connection.stray(match_id, f"duplicate answer to {request_id!r}: ignored (it was answered)")
-        elif fate == LATE:
-            connection.stray(match_id, f"late answer to {request_id!r}: its deadline had passed")
-        elif waiting := [rid for rid, p in connection.pending.items() if p.match_id == match_id]:
-            connection.answer(waiting[0], UNKNOWN_REQUEST)  # a wrong id while a decision is due: INVALID
-        else:
-            connection.stray(match_id, f"no pending request {request_id!r} (late or unknown)")
 
 
 # ignore: protoc writes the *_pb2_grpc modules without stubs, so the base class is Any to mypy
