@@ -82,12 +82,13 @@ def play_both_ways(config: RulesConfig, seed: int) -> tuple[set[EventKind], int]
         wired = {d.name: v for d, v in started.rules.ListFields()}
         assert match_info_of("m", seat, bots, config, 0.75).rules == wired
         assert match_info_of("m", seat, bots, config, 0.75).decision_timeout == 0.75
+    encoder = wire.MatchEncoder(match, "m", 900)  # the server's hot path
     while match.result is None:
         seat, legal = match.hand.to_move, legal_actions(match)
-        events = [wire.event_element(seen_by(e, seat)) for e in match.events[sent[seat] :]]
+        first = sent[seat]
         ours = deliver(seat)
-        raw = wire.decision_request_bytes(match, seat, legal, "m", "m#1", 900, events)
-        request = bot_pb2.ServerMessage.FromString(raw).decision_request  # the server's hot path
+        raw, _ = encoder.request(seat, legal, "m#1", first)
+        request = bot_pb2.ServerMessage.FromString(raw).decision_request
         assert observation_of("m", observe(match, seat)) == observation_from("m", request)
         assert wire_events(list(request.events)) == ours
         decisions += 1

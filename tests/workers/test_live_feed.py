@@ -13,7 +13,7 @@ from typing import Any
 import redis
 
 from tests.conftest import RunningServer
-from tests.leaderboard.test_live import follow, web
+from tests.leaderboard.test_live import Message, follow, web
 from tests.leaderboard.test_web import status_of
 from tests.sdk.runner import BackgroundBot
 from tests.workers.harness import ServerProcess, WorkerProcess, wait_until
@@ -27,7 +27,7 @@ from tests.workers.test_tournament import (
 from uno_arena.records import identity, live
 from uno_arena.records.match import load_match
 from uno_arena.records.replay import export
-from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.spec import TournamentSpec, spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, scheduled_match, states
 from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
@@ -53,6 +53,25 @@ def running_ids(url: str, tournament_id: str) -> list[str]:
     return [m["match_id"] for m in json.loads(body)["running"]]
 
 
+def follow_the_first_match(
+    match_server: RunningServer, workers: list[WorkerProcess], tmp_path: Path, spec: TournamentSpec
+) -> tuple[str, str, list[Message]]:
+    """Create and start the tournament with a worker, follow its first match's live feed from the web
+    as a browser does, from its first event to its end, and wait for the tournament to finish:
+    (tournament id, match id, the feed's messages)."""
+    client, prefix = match_server.redis, match_server.prefix
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    match_id = Keys(prefix, tournament_id).match_id(0)
+    with web(client, prefix) as url:
+        lifecycle.start(client, prefix, tournament_id)
+        start_worker(match_server, workers, tmp_path)
+        wait_until(lambda: match_id in running_ids(url, tournament_id), 60, "the match to be listed running")
+        messages = list(follow(f"{url}/match/{match_id}/events"))
+        wait_until(lambda: finished(match_server, tournament_id), 120, "the tournament to finish")
+        assert match_id not in running_ids(url, tournament_id)  # listed running no more
+    return tournament_id, match_id, messages
+
+
 def test_a_match_is_followed_from_the_server_to_the_browser(
     match_server: RunningServer, workers: list[WorkerProcess], tmp_path: Path
 ) -> None:
@@ -62,15 +81,7 @@ def test_a_match_is_followed_from_the_server_to_the_browser(
     )
     spec = spec_from_dict({"name": "live", "bots": ["ann", "bob", "cid"], "target": 300, "seed": 5,
                            "server": match_server.address})  # fmt: skip
-    tournament_id = lifecycle.create_checked(client, prefix, spec)
-    match_id = Keys(prefix, tournament_id).match_id(0)
-    with web(client, prefix) as url:
-        lifecycle.start(client, prefix, tournament_id)
-        start_worker(match_server, workers, tmp_path)
-        wait_until(lambda: match_id in running_ids(url, tournament_id), 60, "the match to be listed running")
-        messages = list(follow(f"{url}/match/{match_id}/events"))  # from its first event to its end
-        wait_until(lambda: finished(match_server, tournament_id), 120, "the tournament to finish")
-        assert match_id not in running_ids(url, tournament_id)
+    tournament_id, match_id, messages = follow_the_first_match(match_server, workers, tmp_path, spec)
     assert_recorded_once(client, prefix, tournament_id)
 
     scheduled = scheduled_match(client, prefix, tournament_id, 0)
@@ -198,14 +209,7 @@ def test_the_faults_and_the_forfeit_are_followed_live_where_they_happened(
     spec = spec_from_dict({"name": "faults", "bots": ["amy", "dave", "ida"], "seats": 3, "target": 200,
                            "seed": 7, "server": match_server.address,
                            "deadlines": {"decision_ms": 100, "max_strikes": 3}})  # fmt: skip
-    tournament_id = lifecycle.create_checked(client, prefix, spec)
-    match_id = Keys(prefix, tournament_id).match_id(0)
-    with web(client, prefix) as url:
-        lifecycle.start(client, prefix, tournament_id)
-        start_worker(match_server, workers, tmp_path)
-        wait_until(lambda: match_id in running_ids(url, tournament_id), 60, "the match to be listed running")
-        messages = list(follow(f"{url}/match/{match_id}/events"))
-        wait_until(lambda: finished(match_server, tournament_id), 120, "the tournament to finish")
+    _, match_id, messages = follow_the_first_match(match_server, workers, tmp_path, spec)
     for bot in bots:
         bot.stop()
 
