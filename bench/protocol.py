@@ -461,7 +461,12 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=3.0, help="time per phase and round")
-    parser.add_argument("--rounds", type=int, default=7, help="rounds of the phases; figures are medians (the ratios vary by 0.1-0.2 from round to round on a shared machine)")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=7,
+        help="rounds of the phases; figures are medians (a round's ratios vary by 0.1-0.2 here)",
+    )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--idle-bots", type=int, default=1000)
     parser.add_argument(
