@@ -222,3 +222,52 @@ def test_a_duplicate_answer_costs_no_strike(match_server: RunningServer) -> None
     assert all(not m.fault.strikes for m in twice.of_kind("fault"))
     good.close()
     twice.close()
+
+
+@pytest.mark.settings(outbox_max_bytes=2048)
+def test_a_reconnection_that_overflows_its_outbox_leaves_the_grace_period_running(
+    match_server: RunningServer,
+) -> None:
+    """A bot back within its grace period is sent everything the match logged (one Events message):
+    here more than its outbox may hold, so the new connection ends at once (RESOURCE_EXHAUSTED). That
+    short-lived connection does not restart the grace period: it runs from the first loss, and the
+    seat forfeits when it ends."""
+    hang_up = threading.Event()
+    asked = [0]
+    choose = eager(random.Random(3))
+
+    def leave_late(request: bot_pb2.DecisionRequest) -> int | None:
+        asked[0] += 1
+        if asked[0] >= 60:  # the log by then encodes to well over 2 KiB
+            hang_up.set()
+            return None
+        return choose(request)
+
+    token = match_server.register("comeback")
+    bots = [TestBot(match_server.address, "steady", match_server.register("steady")),
+            TestBot(match_server.address, "comeback", token, policy=leave_late)]  # fmt: skip
+    for bot in bots:
+        bot.wait_for(bot.welcomed)
+    request = control_pb2.PlayMatchRequest(match_id="comeback", bots=["steady", "comeback"], seed=3,
+                                           decision_timeout_ms=30_000, disconnect_grace_ms=6_000)  # fmt: skip
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        played = pool.submit(play_match, match_server.address, match_server.control_token, request)
+        assert hang_up.wait(60), "the match ended before the bot's 60th decision"
+        host = on_server(match_server, lambda: match_server.arena.running["comeback"])
+        bots[1].close()
+        wait_until(lambda: on_server(match_server, lambda: 1 in host.lost_at), what="the loss of seat 1")
+        lost = on_server(match_server, lambda: host.lost_at[1])
+        back = TestBot(match_server.address, "comeback", token)  # the same bot, reconnecting
+        back.wait_for(lambda: back.ended)
+        assert back.error is not None and back.error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert "does not read" in (back.error.details() or "")
+        assert on_server(match_server, lambda: host.lost_at.get(1)) == lost  # not restarted
+        finished = played.result(60)[-1].finished
+    assert [(f.seat, f.kind, f.forfeited) for f in finished.faults] == [
+        (1, pb.FAULT_KIND_DISCONNECTED, False),
+        (1, pb.FAULT_KIND_DISCONNECTED, True),
+    ]
+    assert finished.faults[1].detail == "not connected, nor back within the 6 s grace period"
+    assert finished.result.reason == pb.MATCH_END_FORFEIT and list(finished.result.forfeited) == [1]
+    back.close()
+    bots[0].close()
