@@ -343,22 +343,35 @@ def _shown_hand(seat: int, shown: tuple[Card, ...]) -> bytes:
 
 def observation_bytes(hand: Hand, seat: int, scores: Sequence[int], hand_number: int) -> bytes:
     """`observation(observe_hand(hand, seat, scores, hand_number))` serialized, straight from the hand."""
-    discards = b"".join(map(_CARD_IN_DISCARDS.__getitem__, [c.index for c in hand.discards]))
-    return _observed(hand, seat, _standing(scores, hand.config.target_score, hand_number), discards)
+    standing = _standing(scores, hand.config.target_score, hand_number)
+    return b"".join(_observed(hand, seat, standing, _discard_elements(hand.discards, 0)))
 
 
-def _observed(hand: Hand, seat: int, standing: bytes, discards: bytes) -> bytes:
+def _discard_elements(pile: list[Card], first: int, before: bytes = b"") -> bytes:
+    """`before` (the elements encoded already), then the cards of the discard pile from `first` on,
+    as elements of Observation.discards: one join."""
+    laid = [before]
+    for index in range(first, len(pile)):
+        laid.append(_CARD_IN_DISCARDS[pile[index].index])
+    return b"".join(laid)
+
+
+def _length(parts: list[bytes]) -> int:
+    """The length of `b"".join(parts)`, without joining (a length goes before its parts)."""
+    size = 0
+    for part in parts:
+        size += len(part)
+    return size
+
+
+def _observed(hand: Hand, seat: int, standing: bytes, discards: bytes) -> list[bytes]:
     """What `seat` may see, as `observe_hand` rules it (RULINGS 29): the phase DRAWN reads TURN and
-    the drawn card is left out for every seat but the drawer.
+    the drawn card is left out for every seat but the drawer. As parts to join (`_request` joins
+    them into the request).
 
     The fields but the card lists come first, then cards, discards and shown hands (a merge: the
     same message). `standing`: `_standing`'s encoding; `discards`: the pile's elements.
     """
-    return b"".join(_observed_parts(hand, seat, standing, discards))
-
-
-def _observed_parts(hand: Hand, seat: int, standing: bytes, discards: bytes) -> list[bytes]:
-    """`_observed`'s parts, to be joined (`MatchEncoder.request` joins them into the request)."""
     phase = hand.phase
     mine = hand.to_move == seat and phase is not _OVER
     drawn = hand.drawn if mine else None
@@ -398,28 +411,17 @@ _SPECTATED_MATCH_ID: Final = _tag(control_pb2.SpectatorEvent, "match_id")
 _SPECTATED_EVENT_TAG: Final = _tag(control_pb2.SpectatorEvent, "events")
 
 
-def _request(head: bytes, observed: bytes, legal: list[Action], events: list[bytes]) -> bytes:
-    """A ServerMessage with a DecisionRequest: `head` holds its match_id, request_id and deadline_ms;
-    `events` are elements of DecisionRequest.events."""
-    return _request_of([head], [observed], legal, events)
-
-
-def _request_of(head: list[bytes], observed: list[bytes], legal: list[Action], events: list[bytes]) -> bytes:
-    """`_request` from the parts of its head and of its observation, joined once: the lengths are
-    summed first, so no part is copied twice."""
-    observation_size = 0
-    for part in observed:
-        observation_size += len(part)
-    parts = [_DECISION_REQUEST_TAG, b"", *head, _OBSERVATION_TAG, _varint(observation_size), *observed]
+def _request(head: list[bytes], observed: list[bytes], legal: list[Action], events: list[bytes]) -> bytes:
+    """A ServerMessage with a DecisionRequest: `head`, the parts of its match_id, request_id and
+    deadline_ms; `observed`, its observation's parts; `events`, elements of DecisionRequest.events.
+    Joined once: the lengths are summed first, so no part is copied twice."""
+    parts = [_DECISION_REQUEST_TAG, b"", *head, _OBSERVATION_TAG, _varint(_length(observed)), *observed]
     by_identity = _LEGAL_BY_IDENTITY
     for action in legal:
         encoded = by_identity.get(id(action))
         parts.append(encoded if encoded is not None else _LEGAL_ACTION[action.id])
     parts += events
-    size = 0
-    for part in parts:
-        size += len(part)
-    parts[1] = _varint(size - len(_DECISION_REQUEST_TAG))
+    parts[1] = _varint(_length(parts) - len(_DECISION_REQUEST_TAG))
     return b"".join(parts)
 
 
@@ -438,12 +440,12 @@ def decision_request_bytes(
     keeping what it can from one request to the next.
     """
     observed = observation_bytes(match.hand, seat, match.totals, match.hand_number)
-    head = (
-        _text(_REQUEST_MATCH_ID, match_id)
-        + _text(_REQUEST_ID, request_id)
-        + _number(_DEADLINE_MS, deadline_ms)
-    )
-    return _request(head, observed, legal, events)
+    head = [
+        _text(_REQUEST_MATCH_ID, match_id),
+        _text(_REQUEST_ID, request_id),
+        _number(_DEADLINE_MS, deadline_ms),
+    ]
+    return _request(head, [observed], legal, events)
 
 
 def event_element(value: Event) -> bytes:
@@ -564,18 +566,13 @@ def event_bytes(value: Event) -> bytes:
 def _event_bytes(plan: _EventPlan, value: Event, hide: bool) -> bytes:
     """`event_bytes(value)`, with private cards hidden if `hide`, as `seen_by` hides them."""
     parts = _event_fields(plan, value, hide)
-    size = 0
-    for part in parts:
-        size += len(part)
-    return b"".join([plan.key, _varint(size), *parts])
+    return b"".join([plan.key, _varint(_length(parts)), *parts])
 
 
 def _event_element(plan: _EventPlan, value: Event, hide: bool) -> bytes:
     """`_event_bytes` as an element of DecisionRequest.events, in one join."""
     parts = _event_fields(plan, value, hide)
-    size = 0
-    for part in parts:
-        size += len(part)
+    size = _length(parts)
     length = _varint(size)
     return b"".join([_EVENT_TAG, _varint(len(plan.key) + len(length) + size), plan.key, length, *parts])
 
@@ -679,10 +676,7 @@ class MatchEncoder:
         if pile is not self._pile or len(pile) < count or (count and pile[count - 1] is not self._pile_last):
             self._pile, self._pile_bytes, count = pile, b"", 0
         if len(pile) > count:
-            laid = [self._pile_bytes]
-            for index in range(count, len(pile)):
-                laid.append(_CARD_IN_DISCARDS[pile[index].index])
-            self._pile_bytes = b"".join(laid)
+            self._pile_bytes = _discard_elements(pile, count, self._pile_bytes)
             self._pile_count, self._pile_last = len(pile), pile[-1]
         return self._pile_bytes
 
@@ -699,12 +693,12 @@ class MatchEncoder:
         ):
             self._standing_of = (match.totals, match.hand_number)
             self._standing = _standing(match.totals, hand.config.target_score, match.hand_number)
-        observed = _observed_parts(hand, seat, self._standing, self._discards(hand.discards))
+        observed = _observed(hand, seat, self._standing, self._discards(hand.discards))
         full, hidden, owner = self._full, self._hidden, self._owner
         events = [full[i] if owner[i] == seat else hidden[i] for i in range(first, stop)]
         match_id, deadline = self._head
         head = [match_id, _text(_REQUEST_ID, request_id), deadline]
-        return _request_of(head, observed, legal, events), stop
+        return _request(head, observed, legal, events), stop
 
 
 def event(value: Event) -> pb.Event:
