@@ -43,6 +43,13 @@ UNKNOWN_REQUEST: Final = -2  # answered() sentinel: the bot answered a request i
 BotErrorSink = Callable[["BotConnection", str, str], "str | None"]
 
 
+def too_long(field: str, value: str, limit: int) -> str | None:
+    """The refusal of an over-long id or name: names the field and the limit, never echoes the value."""
+    if len(value) <= limit:
+        return None
+    return f"{field}: at most {limit} characters, got {len(value)}"
+
+
 class BotStream(Protocol):
     """What the gateway reads a bot's stream with (gRPC's servicer context of `Connect`)."""
 
@@ -310,10 +317,10 @@ class Gateway:
         recently answered (or timed out) ones; anything else is a stray (no strike), as is a
         second report of the same request, which the match refuses.
         """
-        request_id, limit = report.request_id, connection.settings.max_id_chars
-        if len(request_id) > limit:
-            connection.stray("", f"BotError.request_id: at most {limit} characters, got {len(request_id)}: "
-                                 "ignored")  # fmt: skip
+        request_id = report.request_id
+        problem = too_long("request_id", request_id, connection.settings.max_id_chars)
+        if problem:
+            connection.stray("", f"BotError.{problem}: ignored")
             return
         match_id = connection.match_of(request_id)
         sink = self._bot_error_sinks.get(match_id) if match_id is not None else None
@@ -363,10 +370,9 @@ class Gateway:
     def answer(self, connection: BotConnection, request_id: str, action_id: int) -> None:
         """Resolve a decision; anything else is a stray (no strike), except an unknown id of a match
         with a decision due, which makes that decision INVALID. A repeated answer changes nothing."""
-        limit = connection.settings.max_id_chars
-        if len(request_id) > limit:
-            connection.stray("", f"Decision.request_id: at most {limit} characters, got {len(request_id)}: "
-                                 "ignored")  # fmt: skip
+        problem = too_long("request_id", request_id, connection.settings.max_id_chars)
+        if problem:
+            connection.stray("", f"Decision.{problem}: ignored")
             return
         if connection.answer(request_id, action_id):
             return

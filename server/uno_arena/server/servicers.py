@@ -18,7 +18,7 @@ from uno_arena.records import identity
 from uno_arena.rules import ConfigError, build, public
 from uno_arena.server import wire
 from uno_arena.server.arena import SERVER_DRAINING, Arena
-from uno_arena.server.gateway import BotConnection, NoNewMatches
+from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
 
@@ -48,13 +48,6 @@ _ListBotsContext: TypeAlias = grpc.aio.ServicerContext[
 _SpectateContext: TypeAlias = grpc.aio.ServicerContext[
     control_pb2.SpectateRequest, control_pb2.SpectatorEvent
 ]
-
-
-def too_long(field: str, value: str, limit: int) -> str | None:
-    """The refusal of an over-long id or name: names the field and the limit, never echoes the value."""
-    if len(value) <= limit:
-        return None
-    return f"{field}: at most {limit} characters, got {len(value)}"
 
 
 def first_too_long(fields: Iterable[tuple[str, str]], limit: int) -> str | None:
