@@ -11,9 +11,9 @@ import pytest
 from uno_arena.rules import RulesConfig
 from uno_arena.workers.schedule import MAX_FULL_TABLES, first_dealer, schedule
 
-SIZES = [(n, k) for n in range(2, 17) for k in range(2, min(n, 10) + 1)]
-# larger ones that need more than one cyclic base table, or the fixed-bot design
-SIZES += [(20, 8), (23, 10), (29, 8)]
+SIZES: list[object] = [(n, k) for n in range(2, 17) for k in range(2, min(n, 10) + 1)]
+# larger ones that need more than one cyclic base table, or the fixed-bot design: seconds each, so `slow`
+SIZES += [pytest.param(n, k, marks=pytest.mark.slow) for n, k in [(20, 8), (23, 10), (29, 8)]]
 
 
 def _play(bots: int, seats: int, cycles: int, seed: int = 11) -> list:

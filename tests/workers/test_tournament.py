@@ -179,6 +179,7 @@ def test_a_tournament_under_every_house_rule(match_server: RunningServer, worker
         bot.stop()
 
 
+@pytest.mark.slow  # ~30 s of chaos; test_outages.py kills a worker mid-match in the default run
 def test_killed_workers_lose_and_double_nothing(match_server: RunningServer, workers: list[WorkerProcess],
                                                 tmp_path: Path) -> None:  # fmt: skip
     names = [f"bot{i}" for i in range(7)]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from uno_arena.sdk._protocol import ProtocolMismatch, covers, members
@@ -83,6 +84,16 @@ def interned(card: Card) -> Card:
 def colour_of(number: int) -> Colour | None:
     """A protocol `Colour` number as a `Colour` (None for unspecified)."""
     return COLOURS.get(number)
+
+
+def cards_from(messages: Iterable[pb.Card]) -> tuple[Card, ...]:
+    """The views of many cards (a hand, a discard pile of a hundred): one lookup a card once each
+    face has been seen, no call (this runs at every decision a bot makes)."""
+    by_index = _BY_INDEX
+    try:
+        return tuple([by_index[message.index] for message in messages])
+    except KeyError:  # a face not seen yet
+        return tuple([card_from(message) for message in messages])
 
 
 def card_from(message: pb.Card) -> Card:

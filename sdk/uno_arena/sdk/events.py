@@ -12,7 +12,7 @@ from google.protobuf.descriptor import FieldDescriptor
 from google.protobuf.message import Message
 
 from uno_arena.sdk._protocol import ProtocolMismatch, members
-from uno_arena.sdk.cards import COLOURS, Card, Colour, card_from
+from uno_arena.sdk.cards import COLOURS, Card, Colour, card_from, cards_from
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -178,7 +178,7 @@ def _field_decoder(kind: str, descriptor: FieldDescriptor) -> _Decoder:
     repeated = descriptor.is_repeated
     if descriptor.message_type is not None:
         if repeated:
-            return lambda m: tuple(map(card_from, getattr(m, name)))
+            return lambda m: cards_from(getattr(m, name))
         return lambda m: card_from(getattr(m, name)) if m.HasField(name) else None
     if descriptor.enum_type is not None:
         if descriptor.enum_type.full_name not in _ENUM_DECODERS:

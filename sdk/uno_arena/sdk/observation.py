@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from uno_arena.sdk._protocol import members
 from uno_arena.sdk.actions import LegalActions, action_from
-from uno_arena.sdk.cards import Card, Colour, card_from, colour_of
+from uno_arena.sdk.cards import Card, Colour, card_from, cards_from, colour_of
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -88,15 +88,15 @@ def observation_from(match_id: str, request: bot_pb2.DecisionRequest) -> Observa
         turn_seat=int(o.turn_seat),
         dealer=int(o.dealer),
         direction=int(o.direction),
-        hand=tuple(card_from(c) for c in o.cards),
+        hand=cards_from(o.cards),
         top=card_from(o.top),
         colour=colour_of(int(o.colour)),
-        discards=tuple(card_from(c) for c in o.discards),
+        discards=cards_from(o.discards),
         hand_sizes=tuple(int(n) for n in o.hand_sizes),
         draw_pile_size=int(o.draw_pile_size),
         drawn=card_from(o.drawn) if o.HasField("drawn") else None,
         penalty=int(o.penalty),
-        shown=tuple((int(s.seat), tuple(card_from(c) for c in s.cards)) for s in o.shown),
+        shown=tuple((int(s.seat), cards_from(s.cards)) for s in o.shown),
         turn=int(o.turn),
         scores=tuple(int(s) for s in o.scores),
         target_score=int(o.target_score),
