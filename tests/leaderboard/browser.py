@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from flask import Flask
 
+from tests.provision import BROWSER_PACKAGES, missing
 from uno_arena.leaderboard.web import ServerLimits, WebServer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -46,7 +47,7 @@ def serving(app: Flask, limits: ServerLimits | None = None) -> Iterator[str]:
 def new_browser(size: tuple[int, int] = WIDE) -> Any:
     """A headless chromium; skips the test when chromium or its driver is not installed."""
     if CHROMIUM is None or CHROMEDRIVER is None:
-        pytest.skip("chromium or chromedriver is not installed (.ci/run installs Debian's packages)")
+        missing(f"chromium or chromedriver is not installed ({BROWSER_PACKAGES})")
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 

@@ -19,6 +19,7 @@ import pytest
 import redis
 
 from tests.leaderboard.browser import serving
+from tests.provision import BROWSER_PACKAGES, missing
 from tests.records.test_tournament_ids import create_as_an_older_version
 from uno_arena.leaderboard import board
 from uno_arena.leaderboard.pages import PAGE_SIZE
@@ -81,7 +82,7 @@ def status_of(url: str) -> tuple[int, bytes]:
 
 def chromium(*args: str) -> subprocess.CompletedProcess[bytes]:
     if CHROMIUM is None:
-        pytest.skip("chromium is not installed (.ci/run installs Debian's chromium)")
+        missing(f"chromium is not installed ({BROWSER_PACKAGES})")
     command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", *args]
     return subprocess.run(command, capture_output=True, timeout=120, check=True)
 
@@ -125,7 +126,7 @@ def test_the_page_in_a_browser(
     assert (width, height) == (1200, 1600)
     assert ink > 0.01  # the tables were drawn, not a blank page
     if TESSERACT is None:
-        pytest.skip("tesseract is not installed (.ci/run installs Debian's tesseract-ocr)")
+        missing("tesseract is not installed (apt-get install tesseract-ocr)")
     command = [TESSERACT, str(screenshot), "stdout"]
     seen = subprocess.run(command, capture_output=True, timeout=120, check=True)
     text = seen.stdout.decode()

@@ -11,7 +11,8 @@ each, every action through the validating entry point, with cheaper checks.
 
 Every case (seat count and option set) runs in the default test run on its first seeds
 (`FAST_SEEDS`: every option and house rule at every seat count); the rest of the seeds,
-never the same ones again, and the thousands of hands run behind the `slow` marker (`pytest -m slow`, which CI runs too).
+never the same ones again, and the thousands of hands run behind the `slow` marker
+(`pytest -m slow`, which CI runs too).
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The JavaScript starter kit (sdk/javascript/bot.js) as a real `node` process against a real server.
 
-Skipped only where `node` is missing; with node but no `node_modules` the tests fail, saying how to
-install them, so CI cannot pass without the kit having played.
+The first of them installs the kit's packages (`npm ci`, tests/provision.py); they skip, saying why,
+only where Node.js or the npm registry is missing, and fail then under CI, so CI cannot pass without
+the kit having played.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 import redis
 
 from tests.conftest import RunningServer, free_port, start_server, stop_server
+from tests.provision import javascript_starter
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control, play_match
 from uno_arena.records import identity
@@ -28,17 +30,12 @@ from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
-STARTER = Path(__file__).resolve().parents[2] / "sdk" / "javascript"
 NODE = shutil.which("node")
-
-pytestmark = pytest.mark.skipif(NODE is None, reason="node is not on PATH")
 
 
 @pytest.fixture(scope="module")
 def bot_js() -> Path:
-    if not (STARTER / "node_modules" / "@grpc" / "grpc-js").is_dir():
-        pytest.fail("run: npm ci --prefix sdk/javascript")
-    return STARTER / "bot.js"
+    return javascript_starter() / "bot.js"
 
 
 class NodeBot:
