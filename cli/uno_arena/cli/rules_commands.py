@@ -95,7 +95,7 @@ def rules() -> None:
     """The rules: options and in-process simulations."""
 
 
-# Each option: the ruling that names it (RULINGS.md) and what it does, as `rules show` prints it.
+# Each option: the ruling that names it (docs/rulings.md) and what it does, as `rules show` prints it.
 OPTIONS: dict[str, tuple[int, str]] = {
     "players": (2, "seats at the table, 2 to 10"),
     "dealer": (3, "draw_each_hand: a dealer drawn every hand | rotate_left: drawn once, then passed left"),

@@ -1,4 +1,4 @@
-"""The rules configuration: every option RULINGS.md names, typed, with its default.
+"""The rules configuration: every option the rulings (docs/rulings.md) name, typed, with its default.
 
 Frozen so a running hand can hold it without copying. The constructor and
 `RulesConfig.from_dict` (the plain mapping an organiser writes: TOML, JSON,
