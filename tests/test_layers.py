@@ -1,12 +1,13 @@
 """The house's layers: which package may import which, no cycles, and what each kind of user pulls in.
 
-rules <- sdk; rules <- server; records <- workers; rules, records <- leaderboard; the web view and the CLI sit
-on top, and nothing imports the CLI. Read from the source (every import, function-level ones included).
+The layers are described once, in CONTRIBUTING.md ("The layers"): this module reads that table and holds
+every import to it. Read from the source (every import, function-level ones included).
 """
 
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,17 +18,22 @@ ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"rules": "rules", "v1": "proto", "sdk": "sdk", "server": "server", "records": "records",
            "workers": "workers", "leaderboard": "leaderboard", "cli": "cli"}  # fmt: skip
 
-# What each package may import of the others (itself always).
-ALLOWED = {
-    "rules": set(),
-    "v1": set(),
-    "sdk": {"rules", "v1"},
-    "records": {"rules", "v1"},
-    "server": {"rules", "v1", "records"},
-    "leaderboard": {"rules", "records", "v1"},  # rules: its statistics (the Wilson interval)
-    "workers": {"rules", "v1", "records", "server", "leaderboard"},
-    "cli": {"rules", "v1", "sdk", "records", "server", "workers", "leaderboard"},
-}
+
+def documented_layers() -> dict[str, set[str]]:
+    """CONTRIBUTING.md's table: each package -> what it may import of the others (itself always)."""
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    section = text[text.index("## The layers") :]
+    rows = re.findall(r"^\| `(\w+)` \| (.*) \|$", section, re.MULTILINE)
+    return {package: set(re.findall(r"`(\w+)`", allowed)) for package, allowed in rows}
+
+
+ALLOWED = documented_layers()
+
+
+def test_the_layers_table_names_every_package() -> None:
+    assert set(ALLOWED) == set(FOLDERS)
+    assert all(names <= set(FOLDERS) for names in ALLOWED.values())
+    assert not any("cli" in names for names in ALLOWED.values())  # nothing imports the CLI
 
 
 def imported_names(path: Path) -> set[str]:
