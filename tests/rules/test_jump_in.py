@@ -335,7 +335,7 @@ def test_the_others_see_the_same_window_whether_or_not_the_seat_asked_holds_the_
     assert what_others_see(holds, 3, 0) == what_others_see(lacks, 3, 0)
 
 
-@pytest.mark.parametrize("players", [2, 3, 5])
+@pytest.mark.parametrize("players", [2, *(pytest.param(n, marks=pytest.mark.slow) for n in (3, 5))])
 def test_what_others_see_in_a_window_does_not_depend_on_the_seat_asked_holding_the_card(players: int) -> None:
     """Random matches; at every window, a copy where the seat asked holds the identical card if it
     did not (or none if it did), card for card with the draw pile: the others see the same, before

@@ -164,7 +164,7 @@ def _check_draw_hides_playability(match: Match, rng: random.Random) -> bool | No
     return playable
 
 
-@pytest.mark.parametrize("players", [2, 3, 4, 7])
+@pytest.mark.parametrize("players", [2, 7, *(pytest.param(n, marks=pytest.mark.slow) for n in (3, 4))])
 def test_what_others_see_after_a_draw_does_not_depend_on_the_drawn_card(players: int) -> None:
     """Random matches; before every draw from a non-empty pile, the check above.
 
