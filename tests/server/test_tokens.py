@@ -117,5 +117,5 @@ def test_bot_list_shows_registrations_connections_and_matches(match_server: Runn
     )
     assert unasked.exit_code == 0, unasked.output
     assert "listed-a" in unasked.stdout and "listed-b" in unasked.stdout
-    assert f"the server at {nowhere} could not be asked" in unasked.stderr
+    assert f"connections not shown: no match server answers at {nowhere}" in unasked.stderr
     listed.close()

@@ -18,6 +18,7 @@ from rich.table import Table
 
 from uno_arena.cli.bot_commands import load_bot_class
 from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.cli.words import plural
 from uno_arena.rules import RulesConfig
 from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
 
@@ -100,16 +101,17 @@ def play_command(
             raise click.UsageError(str(error)) from None
     _print_result(console, result)
     if written:
-        console.print(
-            f"{len(written)} replays in {replay_dir}; e.g. uno-arena replay {written[0]}", soft_wrap=True
-        )
+        replays = plural(len(written), "replay")
+        console.print(f"{replays} in {replay_dir}; e.g. uno-arena replay {written[0]}", soft_wrap=True)
 
 
 def _print_result(console: Console, result: ArenaResult) -> None:
     rules = {
         k: v for k, v in result.config.to_dict().items() if v != getattr(RulesConfig(), k) and k != "players"
     }
-    title = f"{result.played} matches at {result.seats} seats" + (f", rules {rules}" if rules else "")
+    title = f"{plural(result.played, 'match')} at {result.seats} seats"
+    if rules:
+        title += f", rules {rules}"
     table = Table("bot", "matches", "wins", "win rate [95% CI]", "points/match", "exceptions", "timeouts",
                   "decisions", title=title)  # fmt: skip
     for bot in result.bots:
@@ -119,8 +121,8 @@ def _print_result(console: Console, result: ArenaResult) -> None:
                       str(bot.exceptions), str(bot.timeouts), str(bot.decisions))  # fmt: skip
     console.print(table)
     deadline = f"deadline {result.deadline:g} s" if result.deadline is not None else "no deadline"
-    console.print(f"{result.decisions_per_s:,.0f} decisions/s ({result.decisions} decisions, "
-                  f"{result.actions} actions in {result.seconds:.1f} s; {deadline})")  # fmt: skip
+    console.print(f"{result.decisions_per_s:,.0f} decisions/s ({plural(result.decisions, 'decision')}, "
+                  f"{plural(result.actions, 'action')} in {result.seconds:.1f} s; {deadline})")  # fmt: skip
 
 
 def _replay_writer(folder: Path) -> Callable[[MatchOutcome], Path]:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import click
 
+from uno_arena.cli.options import server_option
+from uno_arena.cli.words import plural
 from uno_arena.sdk import Bot, BotClient, BotRefused, BotReplaced, ClientSettings
 from uno_arena.sdk._bot_errors import raised
 
@@ -88,7 +90,7 @@ def load_bot_class(target: str) -> type[Bot]:
 @click.option(
     "--token", envvar="UNO_ARENA_BOT_TOKEN", required=True, help="The bot's token (env UNO_ARENA_BOT_TOKEN)."
 )
-@click.option("--server", default="127.0.0.1:50051", show_default=True, help="Match server HOST:PORT.")
+@server_option()
 @click.option(
     "--max-matches", type=click.IntRange(1), default=4, show_default=True, help="Matches played at once."
 )
@@ -149,4 +151,4 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
 
 
 def _matches(count: int) -> str:
-    return f"{count} running match" + ("" if count == 1 else "es")
+    return plural(count, "running match")

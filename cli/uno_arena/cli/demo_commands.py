@@ -30,7 +30,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from uno_arena.cli.leaderboard_commands import print_leaderboard
+from uno_arena.cli.options import dial
 from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.records import identity, ruleset
 from uno_arena.records.spec import spec_from_dict
@@ -110,8 +112,8 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
                                "rules": options})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         total = lifecycle.start(client, prefix, tournament_id)
-        console.print(f"server {address}, {workers} workers, bots {', '.join(EXAMPLES)}: "
-                      f"{total} matches to {target}, {ruleset.summary(spec.rules)}; "
+        console.print(f"server {address}, {plural(workers, 'worker')}, bots {', '.join(EXAMPLES)}: "
+                      f"{plural(total, 'match')} to {target}, {ruleset.summary(spec.rules)}; "
                       f"watch at http://{web_address}/")  # fmt: skip
         _follow(client, prefix, tournament_id, total, processes, console)
         table = board.load(client, prefix, tournament_id)
@@ -187,8 +189,11 @@ def _free_port() -> int:
 
 def _wait_for_bots(address: str, token: str, count: int, console: Console, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
-    with console.status("starting the server and the bots"), grpc.insecure_channel(address) as channel:
-        grpc.channel_ready_future(channel).result(timeout=timeout)
+    with console.status("starting the server and the bots"), dial(address) as channel:
+        try:
+            grpc.channel_ready_future(channel).result(timeout=timeout)
+        except grpc.FutureTimeoutError:
+            raise click.ClickException(f"the demo's match server did not start on {address}") from None
         stub = control_pb2_grpc.ControlServiceStub(channel)
         metadata = [("authorization", f"Bearer {token}")]
         while len(stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots) < count:

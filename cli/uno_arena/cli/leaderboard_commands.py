@@ -14,6 +14,7 @@ from rich.measure import Measurement
 from rich.table import Table
 
 from uno_arena.cli.options import connect, with_redis
+from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.leaderboard.standings import Standing
 from uno_arena.records import ruleset
@@ -36,6 +37,8 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     Ranked by OpenSkill's conservative rating (mu - 3 sigma), then match wins,
     then points per match, then name. TOURNAMENT `all` is the default too.
     """
+    if as_json and as_csv:  # checked before Redis is asked: one output format, never a silent pick
+        raise click.UsageError("--json and --csv cannot be combined: choose one output format")
     client = connect(redis_url)
     if tournament_id == board.ALL:
         tournament_id = None
@@ -67,7 +70,7 @@ def print_leaderboard(
     console: Console, table: board.Table, title: str, rules: RulesConfig | None = None
 ) -> None:
     """The standings and head to head; `rules`, a tournament's, are said under the heading."""
-    heading = f"leaderboard: {title}, {table.matches} matches"
+    heading = f"leaderboard: {title}, {plural(table.matches, 'match')}"
     if rules is not None:
         console.print(f"{title} was played under {ruleset.summary(rules)}", highlight=False)
     console.print(standings_table(table, heading, width=console.width))

@@ -8,12 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import click
-import grpc
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 from rich.table import Table
 
+from uno_arena.cli.options import dial, server_option
 from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.cli.words import plural
 from uno_arena.server import wire
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
@@ -29,7 +30,7 @@ def match() -> None:
 
 @match.command("play")
 @click.argument("bots", nargs=-1, required=True)
-@click.option("--server", default="127.0.0.1:50051", show_default=True, help="Match server HOST:PORT.")
+@server_option()
 @click.option("--control-token", envvar="UNO_ARENA_CONTROL_TOKEN", required=True,
               help="A control token (env UNO_ARENA_CONTROL_TOKEN).")  # fmt: skip
 @click.option(
@@ -76,12 +77,9 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         rules=wire.rules(replace(config, target_score=target)),
         wait_for_bots_ms=wait * 1000,
     )
-    with grpc.insecure_channel(server) as channel:
+    with dial(server) as channel:  # a server that is not there, or refuses: one line, exit 1
         stub = control_pb2_grpc.ControlServiceStub(channel)
-        try:
-            finished, events = _follow(stub, request, control_token, target, console)
-        except grpc.RpcError as error:
-            raise click.ClickException(f"{error.code().name}: {error.details()}") from None
+        finished, events = _follow(stub, request, control_token, target, console)
     result = finished.result
     ended = name_of(pb.MatchEnd, result.reason)  # "target_reached", as `uno-arena replay` says it
     table = Table("seat", "bot", "total", "faults", title=f"match {result.match_id}: {ended}")
@@ -89,8 +87,8 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         mark = " (winner)" if seat in result.winners else " (forfeited)" if seat in result.forfeited else ""
         table.add_row(str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat]))
     console.print(table)
-    console.print(f"{len(result.hands)} hands, {finished.event_count} events; replay: seed {finished.seed}, "
-                  f"{len(finished.actions)} actions")  # fmt: skip
+    console.print(f"{plural(len(result.hands), 'hand')}, {plural(finished.event_count, 'event')}; replay: "
+                  f"seed {finished.seed}, {plural(len(finished.actions), 'action')}")  # fmt: skip
     if not no_replay:
         path = _write_replay(finished, events, replay_dir)
         console.print(f"recorded: uno-arena replay {path}", soft_wrap=True)

@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from uno_arena.cli.words import plural
 from uno_arena.rules import (
     ConfigError,
     MatchResult,
@@ -47,8 +48,17 @@ def parse_rules(text: str, players: int, fixed: Mapping[str, str] | None = None)
     sets any option (numbers, true/false, names as `uno-arena rules show` prints them). `fixed` names
     the options another flag sets (option -> that flag), refused here; `players` is the table's size,
     at which options such as hand_size are checked."""
-    refused = {"players": "--seats", **(fixed or {})}
-    values: dict[str, Any] = {"players": players}
+    values = {**rules_values(text, {"players": "--seats", **(fixed or {})}), "players": players}
+    try:
+        return RulesConfig.from_dict(values)
+    except ConfigError as error:
+        raise click.BadParameter(str(error), param_hint="--rules") from None
+
+
+def rules_values(text: str, refused: Mapping[str, str]) -> dict[str, Any]:
+    """The `--rules` text as option values, unchecked (`parse_rules`, or a tournament spec, checks them at
+    the table's size) but for the options another flag sets (`refused`: option -> that flag)."""
+    values: dict[str, Any] = {}
     for item in (part.strip() for part in text.split(",")):
         if not item:
             continue
@@ -57,10 +67,7 @@ def parse_rules(text: str, players: int, fixed: Mapping[str, str] | None = None)
         if name in refused:
             raise click.BadParameter(f"{name}: set by {refused[name]}", param_hint="--rules")
         values[name] = _plain_value(raw.strip()) if sep else True
-    try:
-        return RulesConfig.from_dict(values)
-    except ConfigError as error:
-        raise click.BadParameter(str(error), param_hint="--rules") from None
+    return values
 
 
 def _with_rules(config: RulesConfig, text: str, fixed: Mapping[str, str] | None = None) -> RulesConfig:
@@ -176,7 +183,7 @@ def _print_summary(results: list[MatchResult], players: int, elapsed: float) -> 
     for result in results:
         for seat in result.winners:
             wins[seat] += 1
-    table = Table("seat", "wins", "shared", "mean total", title=f"{len(results)} matches")
+    table = Table("seat", "wins", "shared", "mean total", title=plural(len(results), "match"))
     for seat in range(players):
         shared = sum(1 for r in results if seat in r.winners and r.shared)
         mean = sum(r.totals[seat] for r in results) / len(results)

@@ -15,7 +15,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from uno_arena.cli.leaderboard_commands import standings_table
-from uno_arena.cli.options import connect, with_redis
+from uno_arena.cli.options import connect, server_option, with_redis
+from uno_arena.cli.rules_commands import rules_values
+from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.records import ruleset
 from uno_arena.records import tournament as records
@@ -31,6 +33,10 @@ from uno_arena.records.tournament import (
     progress,
 )
 from uno_arena.workers import lifecycle
+
+# After the end, how long `watch` waits for the standings (updated by the jobs after recording) to count
+# every match done before it says they may lag.
+FINAL_STANDINGS_WAIT_S = 5.0
 
 
 @click.group("tournament")
@@ -53,20 +59,32 @@ def _guarded(action: Callable[[], Any]) -> Any:
 @click.option("--cycles", type=int, help="Times the whole round robin is played (default 1).")
 @click.option("--target", type=int, help="Score that ends a match (default 500).")
 @click.option("--seed", type=int, help="Seed of the schedule and every match (default 0).")
-@click.option("--server", help="Match server HOST:PORT the workers use (default 127.0.0.1:50051).")
+@click.option("--rules", "rules_text", metavar="NAME[=VALUE],...",
+              help="Rules options by name, e.g. stacking,jump_in (`uno-arena rules show`), as `match play` "
+                   "takes them; they replace the spec's [rules] (--rules '': official rules).")  # fmt: skip
+@server_option("Match server HOST:PORT the workers use", None, "; default: the spec's, else 127.0.0.1:50051")
 @click.option("--id", "tournament_id", help="Tournament id (default: the name and a random suffix).")
 @with_redis
 def create(
-    spec: Path | None, tournament_id: str | None, redis_url: str, key_prefix: str, **flags: Any
-) -> None:
+    spec: Path | None, tournament_id: str | None, rules_text: str | None, redis_url: str, key_prefix: str,
+    **flags: Any,
+) -> None:  # fmt: skip
     """Check SPEC (a TOML file) and the flags, schedule every match, and store the tournament."""
     overrides = {k: v for k, v in flags.items() if v is not None}
-    parsed = _guarded(lambda: load_spec(spec, overrides) if spec else spec_from_dict(overrides))
+    if rules_text is not None:  # the spec's [rules] table, replaced like any field a flag gives
+        overrides["rules"] = rules_values(rules_text, {"players": "--seats", "target_score": "--target"})
+    try:
+        parsed = load_spec(spec, overrides) if spec else spec_from_dict(overrides)
+    except SpecError as error:
+        message = str(error)
+        if rules_text is not None and message.startswith("rules."):  # said of --rules, as `match play` does
+            raise click.BadParameter(message.removeprefix("rules."), param_hint="--rules") from None
+        raise click.ClickException(message) from None
     client = connect(redis_url)
     created = _guarded(lambda: lifecycle.create_checked(client, key_prefix, parsed, tournament_id))
     matches = load(client, key_prefix, created).matches
-    click.echo(f"created {created}: {len(parsed.bots)} bots, {parsed.seats} per table, {matches} matches to "
-               f"{parsed.target}; {ruleset.summary(parsed.rules)}")  # fmt: skip
+    click.echo(f"created {created}: {plural(len(parsed.bots), 'bot')}, {parsed.seats} per table, "
+               f"{plural(matches, 'match')} to {parsed.target}; {ruleset.summary(parsed.rules)}")  # fmt: skip
     click.echo(f"start it with: uno-arena tournament start {created}")
 
 
@@ -81,14 +99,14 @@ def _id_command(name: str, help_text: str) -> Callable[[Callable[..., None]], cl
 @_id_command("start", "Queue every match of a created tournament.")
 def start(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     queued = _guarded(lambda: lifecycle.start(connect(redis_url), key_prefix, tournament_id))
-    click.echo(f"queued {queued} matches; workers play them (uno-arena worker), follow with: "
+    click.echo(f"queued {plural(queued, 'match')}; workers play them (uno-arena worker), follow with: "
                f"uno-arena tournament watch {tournament_id}")  # fmt: skip
 
 
 @_id_command("cancel", "Cancel the matches still waiting; running ones finish and count.")
 def cancel(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     cancelled = _guarded(lambda: lifecycle.cancel(connect(redis_url), key_prefix, tournament_id))
-    click.echo(f"cancelled {cancelled} waiting matches; `resume` queues them again")
+    click.echo(f"cancelled {plural(cancelled, 'waiting match')}; `resume` queues them again")
 
 
 @_id_command(
@@ -97,13 +115,13 @@ def cancel(tournament_id: str, redis_url: str, key_prefix: str) -> None:
 )
 def resume(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     queued = _guarded(lambda: lifecycle.resume(connect(redis_url), key_prefix, tournament_id))
-    click.echo(f"queued {queued} matches")
+    click.echo(f"queued {plural(queued, 'match')}")
 
 
 @_id_command("rerun-failed", "Queue the failed matches again (e.g. once a missing bot is back).")
 def rerun_failed(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     queued = _guarded(lambda: lifecycle.rerun_failed(connect(redis_url), key_prefix, tournament_id))
-    click.echo(f"queued {queued} failed matches again")
+    click.echo(f"queued {plural(queued, 'failed match')} again")
 
 
 @_id_command(
@@ -192,7 +210,7 @@ def list_command(redis_url: str, key_prefix: str) -> None:
 @_id_command(
     "watch",
     "A live progress bar and running standings, until the tournament ends or only failed "
-    "matches are left (exit status 1 if any failed; Ctrl-C leaves).",
+    "matches are left, on the final standings (exit status 1 if any failed; Ctrl-C leaves).",
 )
 def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     client = connect(redis_url)
@@ -200,21 +218,26 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
     bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                    TextColumn("{task.fields[detail]}"))  # fmt: skip
     task = bar.add_task(tournament_id, total=state.tournament.matches, detail="")
+    catching_up: float | None = None  # once over: until when the standings may take to count every match
     try:
         with Live(Group(bar), refresh_per_second=4) as live:
             while True:
                 state = progress(client, key_prefix, tournament_id)
-                bar.update(task, completed=state.tournament.done, detail=_detail(state))
-                table = board.current(client, key_prefix, tournament_id)  # kept up to date by the jobs
-                live.update(
-                    Group(
-                        bar,
-                        standings_table(table, f"standings after {table.matches} matches", compact=True),
-                    )
-                )
-                if state.tournament.status is not TournamentStatus.RUNNING or state.only_failed_left:
+                # the jobs update it after recording their match, so it may count fewer than are done
+                table = board.current(client, key_prefix, tournament_id)
+                over = state.tournament.status is not TournamentStatus.RUNNING or state.only_failed_left
+                detail = "waiting for the standings" if over and table.matches < state.tournament.done else ""
+                bar.update(task, completed=state.tournament.done, detail=detail or _detail(state))
+                title = f"standings after {plural(table.matches, 'match')}"
+                live.update(Group(bar, standings_table(table, title, compact=True)))
+                if over and not detail:
                     break
-                time.sleep(1)  # a refresh interval, not synchronisation
+                if over:
+                    if catching_up is None:
+                        catching_up = time.monotonic() + FINAL_STANDINGS_WAIT_S
+                    if time.monotonic() > catching_up:
+                        break
+                time.sleep(0.2 if over else 1)  # a refresh interval, not synchronisation
     except KeyboardInterrupt:
         return
     failed = state.tournament.states[MatchState.FAILED]
@@ -222,6 +245,10 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
         click.echo(f"\n{_rerun_hint(state)}")
     else:
         click.echo(f"\ntournament {state.tournament.status}" + (f", {failed} failed" if failed else ""))
+    done = state.tournament.done
+    if table.matches < done:
+        click.echo(f"the standings may lag: they count {table.matches} of the {plural(done, 'match')} done "
+                   f"(`uno-arena leaderboard {tournament_id} --refresh` recomputes them)")  # fmt: skip
     if failed:
         raise SystemExit(1)
 
@@ -229,9 +256,9 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
 def _rerun_hint(state: records.Progress) -> str:
     t = state.tournament
     failed = t.states[MatchState.FAILED]
-    return (f"{t.done} of {t.matches} matches done; only failed matches are left ({failed}): see why with "
-            f"`uno-arena tournament status {t.id}`, queue them again with `uno-arena tournament rerun-failed "
-            f"{t.id}`")  # fmt: skip
+    return (f"{t.done} of {plural(t.matches, 'match')} done; only failed matches are left ({failed}): "
+            f"see why with `uno-arena tournament status {t.id}`, queue them again with "
+            f"`uno-arena tournament rerun-failed {t.id}`")  # fmt: skip
 
 
 def _waiting(state: records.Progress) -> str:
