@@ -151,7 +151,7 @@ def list_bots(server: str, control_token: str | None, wide: bool, as_json: bool,
 # The name is what every other command takes: always shown whole; the client's description goes first.
 _BOT_COLUMNS = (
     Column("bot", whole=True),
-    Column("registered (UTC)", drop=2),
+    Column("registered (UTC)", whole=True, drop=2),
     Column("connected"),
     Column("matches", whole=True, drop=1),
     Column("client", drop=3),

@@ -44,17 +44,24 @@ def _lines(text: str) -> int:
     return max((cell_len(line) for line in text.splitlines()), default=0)
 
 
-def fitted(columns: Sequence[Column], rows: Sequence[Sequence[str]], width: int | None, *,
-           title: str | None = None, caption: str | None = None) -> tuple[Table, list[str]]:  # fmt: skip
-    """The table in at most `width` columns (None: unbounded), and the headers of the columns dropped."""
+def fitted(
+    columns: Sequence[Column],
+    rows: Sequence[Sequence[str]],
+    width: int | None,
+    *,
+    title: str | None = None,
+    caption: str | None = None,
+) -> tuple[Table | None, list[str]]:
+    """The table in at most `width` columns (None: unbounded), and the headers of the columns dropped;
+    no table if even the columns never dropped do not fit side by side (`print_fitted` stacks them)."""
     kept = list(range(len(columns)))
     while True:
         table = _table(columns, rows, kept, width, title, caption)
         if table is not None:
             return table, [columns[i].header for i in range(len(columns)) if i not in kept]
         droppable = [i for i in kept if columns[i].drop]
-        if not droppable:  # only the essential columns left: shown at their narrowest, lines overflow
-            return _table(columns, rows, kept, None, title, caption) or Table(), []  # pragma: no cover
+        if not droppable:
+            return None, []
         kept.remove(max(droppable, key=lambda i: (columns[i].drop, i)))
 
 
@@ -87,8 +94,8 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], kept: list[
 
 
 def _empty(title: str | None, caption: str | None) -> Table:
-    return Table(box=box.SIMPLE_HEAD, collapse_padding=True, title=title, caption=caption,
-                 caption_justify="left")  # fmt: skip
+    # no collapse_padding: rich counts a collapsed column one cell wider than it draws it
+    return Table(box=box.SIMPLE_HEAD, title=title, caption=caption, caption_justify="left")
 
 
 def _overhead(count: int) -> int:
@@ -109,8 +116,28 @@ def hidden_note(dropped: Sequence[str], what: str = "") -> str:
 
 def print_fitted(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], wide: bool, *,
                  title: str | None = None, caption: str | None = None, what: str = "") -> None:  # fmt: skip
-    """Print the table fitted to the console (every column with `wide`), and a note of what it hides."""
+    """Print the table fitted to the console (every column with `wide`), and a note of what it hides.
+
+    Where even the columns never dropped cannot stand side by side (long ids in a narrow terminal),
+    each row is printed as a block instead: its first cell on a line of its own, then each other one
+    as `header: value`, wrapped at spaces only."""
     table, dropped = fitted(columns, rows, None if wide else console.width, title=title, caption=caption)
+    if table is None:
+        _print_stacked(console, columns, rows, title, caption)
+        return
     (Console(width=WIDE) if wide else console).print(table)
     if dropped:
         console.print(hidden_note(dropped, what), highlight=False)
+
+
+def _print_stacked(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]],
+                   title: str | None, caption: str | None) -> None:  # fmt: skip
+    if title:
+        console.print(title, highlight=False)
+    for row in rows:
+        console.print(row[0], highlight=False, overflow="ignore", crop=False)
+        for column, cell in zip(columns[1:], row[1:], strict=True):
+            if cell:
+                console.print(f"  {column.header}: {cell}", highlight=False)
+    if caption:
+        console.print(caption, highlight=False)

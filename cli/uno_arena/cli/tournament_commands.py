@@ -13,6 +13,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, with_redis
@@ -362,9 +363,16 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def _summary_table(state: records.Progress) -> Table:
+def _summary_table(state: records.Progress) -> Group:
+    """The id on a line of its own above the table (a table's title is folded to the table's width, id
+    and all), then the counts."""
     t = state.tournament
-    table = Table(title=f"{t.id} ({t.spec.name}): {t.status}", show_header=False)
+    return Group(Text(f"{t.id} ({t.spec.name}): {t.status}"), _counts_table(state))
+
+
+def _counts_table(state: records.Progress) -> Table:
+    t = state.tournament
+    table = Table(show_header=False)
     for label in MatchState:
         table.add_row(str(label), _waiting(state) if label is MatchState.QUEUED else str(t.states[label]))
     table.add_row("total", str(t.matches))
