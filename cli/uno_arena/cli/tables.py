@@ -51,12 +51,13 @@ def fitted(
     *,
     title: str | None = None,
     caption: str | None = None,
+    lines: bool = True,
 ) -> tuple[Table | None, list[str]]:
     """The table in at most `width` columns (None: unbounded), and the headers of the columns dropped;
     no table if even the columns never dropped do not fit side by side (`print_fitted` stacks them)."""
     kept = list(range(len(columns)))
     while True:
-        table = _table(columns, rows, kept, width, title, caption)
+        table = _table(columns, rows, kept, width, title, caption, lines)
         if table is not None:
             return table, [columns[i].header for i in range(len(columns)) if i not in kept]
         droppable = [i for i in kept if columns[i].drop]
@@ -66,7 +67,7 @@ def fitted(
 
 
 def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], kept: list[int], width: int | None,
-           title: str | None, caption: str | None) -> Table | None:  # fmt: skip
+           title: str | None, caption: str | None, lines: bool) -> Table | None:  # fmt: skip
     """The table of the `kept` columns within `width`, or None if it cannot fit without splitting a word."""
     cells = [[columns[i].header, *(row[i] for row in rows)] for i in kept]
     widest = [max(_lines(c) for c in column) for column in cells]
@@ -74,7 +75,7 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], kept: list[
                  for i, w, column in zip(kept, widest, cells, strict=True)]  # fmt: skip
     chosen = list(widest)
     if width is not None:
-        overhead = _overhead(len(kept))
+        overhead = _overhead(len(kept), lines)
         room = width - overhead - sum(narrowest)
         if room < 0:
             return None
@@ -83,7 +84,7 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], kept: list[
             extra = min(room, widest[position] - chosen[position])
             chosen[position] += extra
             room -= extra
-    table = _empty(title, caption)
+    table = _empty(title, caption, lines)
     for i, size in zip(kept, chosen, strict=True):
         column = columns[i]
         table.add_column(column.header, width=size, no_wrap=column.whole, overflow="fold",
@@ -93,14 +94,16 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], kept: list[
     return table
 
 
-def _empty(title: str | None, caption: str | None) -> Table:
-    # no collapse_padding: rich counts a collapsed column one cell wider than it draws it
-    return Table(box=box.SIMPLE_HEAD, title=title, caption=caption, caption_justify="left")
+def _empty(title: str | None, caption: str | None, lines: bool) -> Table:
+    """`lines`: rich's usual box, lines between columns; otherwise only a rule under the header (room for
+    cells). No collapse_padding: rich counts a collapsed column one cell wider than it draws it."""
+    return Table(box=box.HEAVY_HEAD if lines else box.SIMPLE_HEAD, title=title, caption=caption,
+                 caption_justify="left")  # fmt: skip
 
 
-def _overhead(count: int) -> int:
+def _overhead(count: int, lines: bool) -> int:
     """The cells a table of `count` columns takes beyond its columns' own widths (padding, edges)."""
-    probe = _empty(None, None)
+    probe = _empty(None, None, lines)
     for _ in range(count):
         probe.add_column(width=1)
     console = Console(width=WIDE)
@@ -115,13 +118,15 @@ def hidden_note(dropped: Sequence[str], what: str = "") -> str:
 
 
 def print_fitted(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]], wide: bool, *,
-                 title: str | None = None, caption: str | None = None, what: str = "") -> None:  # fmt: skip
+                 title: str | None = None, caption: str | None = None, what: str = "",
+                 lines: bool = True) -> None:  # fmt: skip
     """Print the table fitted to the console (every column with `wide`), and a note of what it hides.
 
     Where even the columns never dropped cannot stand side by side (long ids in a narrow terminal),
     each row is printed as a block instead: its first cell on a line of its own, then each other one
     as `header: value`, wrapped at spaces only."""
-    table, dropped = fitted(columns, rows, None if wide else console.width, title=title, caption=caption)
+    table, dropped = fitted(columns, rows, None if wide else console.width, title=title, caption=caption,
+                            lines=lines)  # fmt: skip
     if table is None:
         _print_stacked(console, columns, rows, title, caption)
         return

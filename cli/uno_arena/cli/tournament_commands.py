@@ -144,7 +144,7 @@ def status(
     console = Console()
     console.print(_summary_table(state))
     if list_matches:
-        print_fitted(console, _MATCH_COLUMNS, [_match_row(m) for m in matches], wide)
+        print_fitted(console, _MATCH_COLUMNS, [_match_row(m) for m in matches], wide, lines=False)
         console.print(_page_line(matches, total, first, only), highlight=False)
     else:
         for index, reason in sorted(errors(client, key_prefix, tournament_id).items()):
