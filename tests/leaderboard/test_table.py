@@ -44,7 +44,8 @@ def test_a_wide_terminal_shows_every_column() -> None:
 def test_an_80_column_terminal_leaves_columns_out_rather_than_cutting_names() -> None:
     text = _printed(80)
     assert "strong-bot-v2" in text and "…" not in text
-    assert "hands won" not in text and "0.54 [0.38-0.69]" in text
+    assert "33.55 +- 7.39" not in text and "0.54 [0.38-0.69]" in text
+    assert "mu +- sigma, wins, hands won columns hidden: --wide or --json shows them" in text
     assert max(len(line) for line in text.splitlines()) <= 80
 
 

@@ -159,7 +159,7 @@ def test_after_a_server_restart_the_feed_holds_the_match_played_again(
                                       identity.register_bot(client, prefix, name)))  # fmt: skip
             bots[-1].wait_connected()
         spec = spec_from_dict({"name": "again", "bots": ["rnd1", "rnd2"], "target": 50,
-                               "server": server.address, "retries": {"attempts": 0}})  # fmt: skip
+                               "server": server.address, "retries": {"attempts": 1}})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         match_id = Keys(prefix, tournament_id).match_id(0)
         lifecycle.start(client, prefix, tournament_id)

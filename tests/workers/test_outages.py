@@ -95,7 +95,7 @@ def test_a_busy_worker_outlives_a_redis_crash_and_records_the_match_once(
         for name in ("slow1", "slow2", "slow3"):
             identity.register_bot(client, prefix, name)
         spec = spec_from_dict({"name": "crash", "bots": ["slow1", "slow2", "slow3"], "target": 100,
-                               "server": match_server.address, "retries": {"attempts": 0}})  # fmt: skip
+                               "server": match_server.address, "retries": {"attempts": 1}})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         lifecycle.start(client, prefix, tournament_id)
         worker = WorkerProcess(
@@ -138,7 +138,7 @@ def test_a_retry_is_picked_up_within_seconds_when_the_worker_that_ran_it_is_kill
     late_token = match_server.register("late")
     spec = spec_from_dict({
         "name": "late", "bots": ["here", "late"], "target": 50, "server": match_server.address,
-        "deadlines": {"wait_for_bots_ms": 200}, "retries": {"attempts": 1, "backoff_s": [8]},
+        "deadlines": {"wait_for_bots_ms": 200}, "retries": {"attempts": 2, "backoff_s": [8]},
     })  # fmt: skip
     tournament_id = lifecycle.create_checked(client, prefix, spec)
     first = WorkerProcess(prefix, match_server.control_token, tmp_path / "first.log").start()
@@ -190,7 +190,7 @@ def test_a_match_id_the_server_knows_as_another_match_is_not_recorded(
     client, prefix = match_server.redis, match_server.prefix
     connect(match_server, bots, {"a": GreedyBot(), "b": GreedyBot(), "c": GreedyBot()})
     spec = spec_from_dict({"name": "taken", "bots": ["a", "b", "c"], "target": 100, "seed": 3,
-                           "server": match_server.address, "retries": {"attempts": 0}})  # fmt: skip
+                           "server": match_server.address, "retries": {"attempts": 1}})  # fmt: skip
     scheduled = schedule(spec.bots, spec.seats, spec.cycles, spec.seed, spec.rules)[0]
     taken = Keys(prefix, "taken").match_id(0)
     # Someone plays the tournament's first match id first, with the seats swapped and to 50.
@@ -239,7 +239,7 @@ def test_a_server_crash_mid_match_costs_no_retry(
             bots.append(BackgroundBot(SlowGreedyBot(), server.address, name, token))
             bots[-1].wait_connected()
         spec = spec_from_dict({"name": "restart", "bots": ["slow1", "slow2"], "target": 300,
-                               "server": server.address, "retries": {"attempts": 0}})  # fmt: skip
+                               "server": server.address, "retries": {"attempts": 1}})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         lifecycle.start(client, prefix, tournament_id)
         token = identity.create_control_token(client, prefix)

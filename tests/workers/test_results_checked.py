@@ -65,7 +65,7 @@ def play(client: redis.Redis, prefix: str, address: str, log: Path, workers: lis
     for bot in ("a", "b"):
         identity.register_bot(client, prefix, bot)
     spec = spec_from_dict({"name": "t", "bots": ["a", "b"], "target": 100, "server": address,
-                           "retries": {"attempts": 0}})  # fmt: skip
+                           "retries": {"attempts": 1}})  # fmt: skip
     tournament_id = lifecycle.create_checked(client, prefix, spec)
     lifecycle.start(client, prefix, tournament_id)
     workers.append(WorkerProcess(prefix, "any-token", log).start())

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import redis
 
-from uno_arena.records import identity
+from uno_arena.records import identity, tournament
 from uno_arena.records.spec import SpecError, TournamentSpec, load_spec, spec_from_dict
+from uno_arena.records.tournament import Keys, load
 from uno_arena.workers.lifecycle import check_bots
+from uno_arena.workers.queue import retry
 
 GOOD = {"name": "cup", "bots": ["a", "b", "c"]}
 
@@ -35,6 +38,11 @@ GOOD = {"name": "cup", "bots": ["a", "b", "c"]}
         ({"deadlines": {"decision_ms": 0}}, "deadlines.decision_ms: must be"),
         ({"deadlines": {"think_ms": 5}}, "deadlines.think_ms: unknown field"),
         ({"retries": {"backoff_s": []}}, "retries.backoff_s"),
+        (
+            {"retries": {"attempts": 0}},
+            "retries.attempts: counts tries, the first included: 1 is a single try",
+        ),
+        ({"retries": {"attempts": 102}}, "retries.attempts: must be 1 to 101"),
     ],
 )
 def test_bad_specs_name_the_field(change: dict[str, object], field: str) -> None:
@@ -86,3 +94,29 @@ def test_unknown_bots_are_refused(redis_prefix: tuple[redis.Redis, str]) -> None
     spec: TournamentSpec = spec_from_dict(GOOD)
     with pytest.raises(SpecError, match=r"^bots: unknown bot 'c'"):
         check_bots(client, prefix, spec)
+
+
+@pytest.mark.parametrize(("attempts", "retries"), [(1, None), (2, 1), (4, 3)])
+def test_attempts_counts_tries_the_first_included(attempts: int, retries: int | None) -> None:
+    """`attempts = 1` is one try (RQ retries nothing), `attempts = 2` two (RQ retries once)."""
+    spec = spec_from_dict({**GOOD, "retries": {"attempts": attempts, "backoff_s": [7]}})
+    rq_retry = retry(spec)
+    assert (rq_retry.max if rq_retry else None) == retries
+    assert spec_from_dict({**GOOD}).retries.attempts == 4  # the default: as many tries as before
+
+
+def test_a_tournament_stored_when_attempts_counted_retries_keeps_its_tries(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
+    """A spec stored before `attempts` counted tries had `attempts` retries: it is read with one more."""
+    client, prefix = redis_prefix
+    for stored, tries in ((0, 1), (3, 4)):
+        old = {**GOOD, "retries": {"attempts": stored, "backoff_s": [5]}}
+        keys = Keys(prefix, f"old{stored}")
+        client.hset(keys.tournament, mapping={"spec": json.dumps(old), "status": "created", "matches": 3,
+                                              "done": 0, "created": 0})  # fmt: skip
+        assert load(client, prefix, f"old{stored}").spec.retries.attempts == tries
+    spec = spec_from_dict({**GOOD, "retries": {"attempts": 1}})
+    match = tournament.ScheduledMatch(0, 0, ("a", "b"), 1, 0)
+    created = tournament.create(client, prefix, spec, [match], "new1")
+    assert load(client, prefix, created).spec == spec  # stored now: read back as it was

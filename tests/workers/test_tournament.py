@@ -216,7 +216,7 @@ def test_a_missing_bot_fails_with_a_reason_then_reruns(
     late_token = match_server.register("late")
     spec = spec_from_dict({
         "name": "late", "bots": ["here", "late"], "target": 50, "server": match_server.address,
-        "deadlines": {"wait_for_bots_ms": 200}, "retries": {"attempts": 1, "backoff_s": [0]},
+        "deadlines": {"wait_for_bots_ms": 200}, "retries": {"attempts": 2, "backoff_s": [0]},
     })  # fmt: skip
     tournament_id = lifecycle.create_checked(client, prefix, spec)
     lifecycle.start(client, prefix, tournament_id)

@@ -10,10 +10,10 @@ from dataclasses import asdict, fields
 
 import click
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 
 from uno_arena.cli.options import connect, with_redis
+from uno_arena.cli.tables import Column, fitted, print_fitted, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.leaderboard.standings import Standing
@@ -29,9 +29,10 @@ COLUMNS = tuple(f.name for f in fields(Standing))
 @click.option("--json", "as_json", is_flag=True, help="Standings and head-to-head as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Standings as CSV.")
 @click.option("--refresh", is_flag=True, help="Recompute from the recorded results first.")
+@wide_option
 @with_redis
-def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh: bool, redis_url: str,
-                key_prefix: str) -> None:  # fmt: skip
+def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh: bool, wide: bool,
+                redis_url: str, key_prefix: str) -> None:  # fmt: skip
     """Rank the bots of TOURNAMENT (default: every tournament under the prefix).
 
     Ranked by OpenSkill's conservative rating (mu - 3 sigma), then match wins,
@@ -63,59 +64,70 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
         writer.writeheader()
         writer.writerows(asdict(row) for row in table.standings)
     else:
-        print_leaderboard(Console(), table, tournament_id or "all tournaments", rules)
+        print_leaderboard(Console(), table, tournament_id or "all tournaments", rules, wide)
 
 
 def print_leaderboard(
-    console: Console, table: board.Table, title: str, rules: RulesConfig | None = None
+    console: Console, table: board.Table, title: str, rules: RulesConfig | None = None, wide: bool = False
 ) -> None:
-    """The standings and head to head; `rules`, a tournament's, are said under the heading."""
+    """The standings and head to head, fitted to the console (every column with `wide`); `rules`, a
+    tournament's, are said under the heading."""
     heading = f"leaderboard: {title}, {plural(table.matches, 'match')}"
     if rules is not None:
         console.print(f"{title} was played under {ruleset.summary(rules)}", highlight=False)
-    console.print(standings_table(table, heading, width=console.width))
+    print_fitted(console, _STANDING_COLUMNS, _standing_rows(table), wide, title=heading, caption=_CAPTION)
     bots = table.bots
-    h2h = Table("vs", *bots, title="head to head (row's score against column: wins, ties half)")
+    # a column per opponent: the later ones are left out first (their rows stay)
+    columns = [Column("vs", whole=True), *(Column(bot, drop=1 + i, whole=True, justify="right")
+                                           for i, bot in enumerate(bots))]  # fmt: skip
+    rows = []
     for bot in bots:
         pairings = [table.pairing(bot, other) for other in bots]
-        cells = [f"{p.score:.2f}" if p is not None else "-" for p in pairings]
-        h2h.add_row(bot, *cells)
-    console.print(h2h)
+        rows.append([bot, *(f"{p.score:.2f}" if p is not None else "-" for p in pairings)])
+    print_fitted(console, columns, rows, wide, title="head to head (row's score against column: wins, ties "
+                 "half)", what="head to head: ")  # fmt: skip
 
 
-# Each column: header, and how a standings row shows in it; the compact view (`tournament watch`,
-# beside a progress bar, or a narrow terminal) keeps the ones marked True.
-_COLUMNS: tuple[tuple[str, bool, Callable[[Standing], str]], ...] = (
-    ("#", True, lambda r: str(r.rank)),
-    ("bot", True, lambda r: str(r.bot)),
-    ("rating", True, lambda r: f"{r.ordinal:.2f}"),
-    ("mu +- sigma", False, lambda r: f"{r.mu:.2f} +- {r.sigma:.2f}"),
-    ("matches", True, lambda r: str(r.matches)),
-    ("wins", False, lambda r: f"{r.wins:g}"),
-    ("win rate [95%]", True, lambda r: f"{r.win_rate:.2f} [{r.win_low:.2f}-{r.win_high:.2f}]"),
-    ("points", True, lambda r: f"{r.points_per_match:.0f}"),
-    ("hands won", False, lambda r: str(r.hands_won)),
-    ("faults", True, lambda r: f"{r.timeouts}/{r.illegal}/{r.disconnects}/{r.bot_errors}/{r.forfeits}"),
+# Each column of the standings: how it is shown, and (`drop`) how soon it is left out where space runs
+# short; the compact view (`tournament watch`, beside a progress bar) keeps those under _COMPACT.
+_STANDINGS: tuple[tuple[Column, Callable[[Standing], str]], ...] = (
+    (Column("#", whole=True, justify="right"), lambda r: str(r.rank)),
+    (Column("bot", whole=True), lambda r: str(r.bot)),
+    (Column("rating", whole=True, justify="right"), lambda r: f"{r.ordinal:.2f}"),
+    (Column("mu +- sigma", drop=7, whole=True), lambda r: f"{r.mu:.2f} +- {r.sigma:.2f}"),
+    (Column("matches", drop=2, whole=True, justify="right"), lambda r: str(r.matches)),
+    (Column("wins", drop=8, whole=True, justify="right"), lambda r: f"{r.wins:g}"),
+    (
+        Column("win rate [95%]", drop=5, whole=True),
+        lambda r: f"{r.win_rate:.2f} [{r.win_low:.2f}-{r.win_high:.2f}]",
+    ),
+    (Column("points", drop=4, whole=True, justify="right"), lambda r: f"{r.points_per_match:.0f}"),
+    (Column("hands won", drop=9, whole=True, justify="right"), lambda r: str(r.hands_won)),
+    (
+        Column("faults", drop=3, whole=True),
+        lambda r: f"{r.timeouts}/{r.illegal}/{r.disconnects}/{r.bot_errors}/{r.forfeits}",
+    ),
 )
+_STANDING_COLUMNS = tuple(column for column, _ in _STANDINGS)
+_COMPACT = 7
 _CAPTION = (
     "rating: OpenSkill's mu - 3 sigma, which ranks; win rate: its 95% interval in brackets; "
     "points: per match; faults: timeouts/illegal/disconnects/bot errors/forfeits"
 )
 
 
-def standings_table(table: board.Table, title: str, compact: bool = False, width: int = 0) -> Table:
-    """The standings; compact if asked, or if the full table would not fit in `width` columns."""
-    shown = _standings(table, title, compact)
-    if compact or not width:
-        return shown
-    unbounded = Console(width=10_000)
-    natural = Measurement.get(unbounded, unbounded.options, shown).maximum
-    return shown if natural <= width else _standings(table, title, compact=True)
+def _standing_rows(table: board.Table, columns: tuple[int, ...] | None = None) -> list[list[str]]:
+    return [[show(row) for i, (_, show) in enumerate(_STANDINGS) if columns is None or i in columns]
+            for row in table.standings]  # fmt: skip
 
 
-def _standings(table: board.Table, title: str, compact: bool) -> Table:
-    columns = [c for c in _COLUMNS if c[1] or not compact]
-    standings = Table(*(header for header, _, _ in columns), title=title, caption=_CAPTION)
-    for row in table.standings:
-        standings.add_row(*(show(row) for _, _, show in columns))
-    return standings
+def standings_table(table: board.Table, title: str, compact: bool = False, width: int | None = None) -> Table:
+    """The standings (compact: the columns `tournament watch` shows), fitted to `width` if given."""
+    kept = tuple(i for i, (c, _) in enumerate(_STANDINGS) if not compact or c.drop < _COMPACT)
+    columns = [_STANDINGS[i][0] for i in kept]
+    shown, _ = fitted(columns, _standing_rows(table, kept), width, title=title, caption=_CAPTION)
+    return (
+        shown
+        or fitted(columns, _standing_rows(table, kept), None, title=title, caption=_CAPTION)[0]
+        or Table()
+    )

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import time
+from typing import Any
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from uno_arena.cli.options import connect, dial, server_option, with_redis
+from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
 from uno_arena.server.app import serve
 from uno_arena.server.settings import ServerSettings
@@ -107,8 +109,11 @@ def revoke(name: str, redis_url: str, key_prefix: str) -> None:
     default=None,
     help="A control token (env UNO_ARENA_CONTROL_TOKEN), to ask the server who is connected.",
 )
+@wide_option
+@json_option
 @with_redis
-def list_bots(server: str, control_token: str | None, redis_url: str, key_prefix: str) -> None:
+def list_bots(server: str, control_token: str | None, wide: bool, as_json: bool, redis_url: str,
+              key_prefix: str) -> None:  # fmt: skip
     """List the registered bots, and which are connected to the server and how many matches each plays."""
     registered = {bot.name: bot for bot in identity.registered_bots(connect(redis_url), key_prefix)}
     connected: dict[str, control_pb2.ConnectedBot] = {}
@@ -121,23 +126,48 @@ def list_bots(server: str, control_token: str | None, redis_url: str, key_prefix
             note = f"connections not shown: {error.message}"
     if not registered and not connected:
         click.echo(f"no bots registered under {key_prefix!r} (uno-arena bot register NAME)", err=True)
-    table = Table(
-        "bot", "registered (UTC)", "connected", "matches", "client", title=f"bots under {key_prefix!r}"
-    )
-    for name in sorted({*registered, *connected}):
-        bot, live = registered.get(name), connected.get(name)
-        when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(bot.created)) if bot else "no (revoked)"
-        if live is not None:
-            state, matches = (
-                f"yes, {_duration(live.connected_seconds)}",
-                f"{live.active_matches}/{live.max_matches}",
-            )
-        else:
-            state, matches = ("?" if note else "no"), ""
-        table.add_row(name, when, state, matches, live.client if live is not None else "")
-    Console().print(table)
+    names = sorted({*registered, *connected})
+    if as_json:
+        click.echo(json.dumps([_bot_dict(name, registered.get(name), connected.get(name), bool(note))
+                               for name in names], indent=1))  # fmt: skip
+    else:
+        rows = []
+        for name in names:
+            bot, live = registered.get(name), connected.get(name)
+            when = time.strftime("%Y-%m-%d %H:%M", time.gmtime(bot.created)) if bot else "no (revoked)"
+            if live is not None:
+                state = f"yes, {_duration(live.connected_seconds)}"
+                matches = f"{live.active_matches}/{live.max_matches}"
+            else:
+                state, matches = ("?" if note else "no"), ""
+            rows.append([name, when, state, matches, live.client if live is not None else ""])
+        print_fitted(Console(), _BOT_COLUMNS, rows, wide, title=f"bots under {key_prefix!r}")
     if note:
         click.echo(note, err=True)
+
+
+# The name is what every other command takes: always shown whole; the client's description goes first.
+_BOT_COLUMNS = (
+    Column("bot", whole=True),
+    Column("registered (UTC)", whole=True, drop=2),
+    Column("connected"),
+    Column("matches", whole=True, drop=1),
+    Column("client", drop=3),
+)
+
+
+def _bot_dict(name: str, bot: identity.RegisteredBot | None, live: control_pb2.ConnectedBot | None,
+              unknown: bool) -> dict[str, Any]:  # fmt: skip
+    """A bot as JSON: `connected` is null when the server was not asked (or could not answer)."""
+    values: dict[str, Any] = {
+        "bot": name,
+        "registered": bot.created if bot else None,
+        "connected": None if unknown and live is None else live is not None,
+    }
+    if live is not None:
+        values.update(connected_seconds=live.connected_seconds, active_matches=live.active_matches,
+                      max_matches=live.max_matches, client=live.client)  # fmt: skip
+    return values
 
 
 def _connected_bots(server: str, control_token: str) -> list[control_pb2.ConnectedBot]:

@@ -2,21 +2,23 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
-from rich import box
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
+from rich.text import Text
 
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, server_option, with_redis
 from uno_arena.cli.rules_commands import rules_values
+from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.records import ruleset
@@ -137,19 +139,31 @@ def rerun_failed(tournament_id: str, redis_url: str, key_prefix: str) -> None:
               help="With --matches: the first match listed (0 = the first of the list).")  # fmt: skip
 @click.option("--limit", type=click.IntRange(1, MAX_PAGE), default=50, show_default=True,
               help=f"With --matches: how many to list (at most {MAX_PAGE}).")  # fmt: skip
+@wide_option
+@json_option
 def status(
     tournament_id: str, redis_url: str, key_prefix: str, list_matches: bool, only: str | None, first: int,
-    limit: int,
+    limit: int, wide: bool, as_json: bool,
 ) -> None:  # fmt: skip
     client = connect(redis_url)
     state = _guarded(lambda: progress(client, key_prefix, tournament_id))
-    console = Console()
-    console.print(_summary_table(state))
+    matches: list[TournamentMatch] = []
+    total = 0
     if list_matches:
         in_state = MatchState(only) if only else None
         matches, total = tournament_matches(client, key_prefix, tournament_id, first, limit, in_state)
-        console.print(_matches_table(matches))
-        console.print(_page_line(matches, total, first, only))
+    if as_json:
+        values = _progress_dict(state, errors(client, key_prefix, tournament_id))
+        if list_matches:
+            values["page"] = {"first": first, "total": total, "state": only,
+                              "matches": [_match_dict(m) for m in matches]}  # fmt: skip
+        click.echo(json.dumps(values, indent=1))
+        return
+    console = Console()
+    console.print(_summary_table(state))
+    if list_matches:
+        print_fitted(console, _MATCH_COLUMNS, [_match_row(m) for m in matches], wide, lines=False)
+        console.print(_page_line(matches, total, first, only), highlight=False)
     else:
         for index, reason in sorted(errors(client, key_prefix, tournament_id).items()):
             console.print(f"match {index}: {reason}")
@@ -157,28 +171,69 @@ def status(
         console.print(_rerun_hint(state))
 
 
-def _matches_table(matches: list[TournamentMatch]) -> Table:
-    """A row per match; a failed one says why in the `end` column. Ids are never wrapped (to copy); in a
-    narrow terminal the other cells fold, never cut short."""
-    table = Table(box=box.SIMPLE_HEAD, collapse_padding=True)  # no rules between columns: room for cells
-    table.add_column("match", no_wrap=True)
-    table.add_column("bots", overflow="fold")
-    table.add_column("state", min_width=9)  # `scheduled`, `cancelled` whole
-    table.add_column("winner", overflow="fold")
-    table.add_column("end", overflow="fold", min_width=14)  # `target_reached` whole
-    table.add_column("forfeited", overflow="fold")
-    table.add_column("faults", overflow="fold")
-    for match in matches:
-        record = match.record
-        if record is None:  # not played yet, running, or failed (why, in the end column)
-            table.add_row(match.match_id, ", ".join(match.bots), str(match.state), "", match.error, "", "")
-            continue
+# The match id and bots are always shown (whole: an id is copied, a name never split); in a narrow
+# terminal the faults go first, then who forfeited, the winner, the end reason.
+_MATCH_COLUMNS = (
+    Column("match", whole=True),
+    Column("bots"),
+    Column("state", whole=True),
+    Column("winner", drop=3),
+    Column("end", drop=2),
+    Column("forfeited", drop=4),
+    Column("faults", drop=5),
+)
+
+
+def _match_row(match: TournamentMatch) -> list[str]:
+    """A row of `_MATCH_COLUMNS`; a failed match says why in the `end` column."""
+    record = match.record
+    if record is None:  # not played yet, running, or failed (why, in the end column)
+        return [match.match_id, ", ".join(match.bots), str(match.state), "", match.error, "", ""]
+    bots = record.bots
+    faults = "; ".join(f"{bots[seat]} {f.described()}" for seat, f in enumerate(record.faults) if f.total)
+    return [
+        match.match_id,
+        ", ".join(bots),
+        str(match.state),
+        ", ".join(bots[w] for w in record.winners) or "nobody",
+        record.reason_name,
+        ", ".join(bots[s] for s in record.forfeited),
+        faults,
+    ]
+
+
+def _match_dict(match: TournamentMatch) -> dict[str, Any]:
+    record = match.record
+    values: dict[str, Any] = {"index": match.index, "match_id": match.match_id, "bots": list(match.bots),
+                              "state": str(match.state), "error": match.error or None}  # fmt: skip
+    if record is not None:
         bots = record.bots
-        faults = "; ".join(f"{bots[seat]} {f.described()}" for seat, f in enumerate(record.faults) if f.total)
-        table.add_row(match.match_id, ", ".join(bots), str(match.state),
-                      ", ".join(bots[w] for w in record.winners) or "nobody", record.reason_name,
-                      ", ".join(bots[s] for s in record.forfeited), faults)  # fmt: skip
-    return table
+        values.update(
+            winners=[bots[w] for w in record.winners],
+            reason=record.reason_name,
+            totals=list(record.totals),
+            forfeited=[bots[s] for s in record.forfeited],
+            faults={bots[seat]: f.by_kind() for seat, f in enumerate(record.faults) if f.total},
+        )
+    return values
+
+
+def _progress_dict(state: records.Progress, failed: dict[int, str]) -> dict[str, Any]:
+    t = state.tournament
+    return {
+        "id": t.id,
+        "name": t.spec.name,
+        "status": str(t.status),
+        "matches": t.matches,
+        "done": t.done,
+        "states": {str(s): t.states[s] for s in MatchState},
+        "retries_waiting": len(state.retries),
+        "next_retry": state.next_retry,
+        "eta_s": state.eta_s,
+        "target": t.spec.target,
+        "rules": ruleset.summary(t.spec.rules),
+        "errors": {str(i): r for i, r in sorted(failed.items())},
+    }
 
 
 def _page_line(matches: list[TournamentMatch], total: int, first: int, only: str | None) -> str:
@@ -195,16 +250,49 @@ def _page_line(matches: list[TournamentMatch], total: int, first: int, only: str
 
 
 @tournament.command("list")
+@wide_option
+@json_option
 @with_redis
-def list_command(redis_url: str, key_prefix: str) -> None:
+def list_command(wide: bool, as_json: bool, redis_url: str, key_prefix: str) -> None:
     """Every tournament under this key prefix."""
     client = connect(redis_url)
-    table = Table("id", "name", "status", "done", "matches", "bots", "seats", "rules")
-    for tournament_id in list_ids(client, key_prefix):
-        t = load(client, key_prefix, tournament_id)
-        table.add_row(t.id, t.spec.name, t.status, str(t.done), str(t.matches), str(len(t.spec.bots)),
-                      str(t.spec.seats), ruleset.summary(t.spec.rules))  # fmt: skip
-    Console().print(table)
+    found = [load(client, key_prefix, tournament_id) for tournament_id in list_ids(client, key_prefix)]
+    if as_json:
+        click.echo(
+            json.dumps(
+                [
+                    {
+                        "id": t.id,
+                        "name": t.spec.name,
+                        "status": str(t.status),
+                        "done": t.done,
+                        "matches": t.matches,
+                        "bots": list(t.spec.bots),
+                        "seats": t.spec.seats,
+                        "rules": ruleset.summary(t.spec.rules),
+                    }
+                    for t in found
+                ],
+                indent=1,
+            )
+        )
+        return
+    rows = [[t.id, t.spec.name, str(t.status), str(t.done), str(t.matches), str(len(t.spec.bots)),
+             str(t.spec.seats), ruleset.summary(t.spec.rules)] for t in found]  # fmt: skip
+    print_fitted(Console(), _LIST_COLUMNS, rows, wide)
+
+
+# The id is what the other commands take: always shown, never cut; the rules go first when space runs out.
+_LIST_COLUMNS = (
+    Column("id", whole=True),
+    Column("name", drop=3),
+    Column("status", whole=True),
+    Column("done", whole=True, justify="right"),
+    Column("matches", whole=True, justify="right"),
+    Column("bots", whole=True, drop=4, justify="right"),
+    Column("seats", whole=True, drop=5, justify="right"),
+    Column("rules", drop=6),
+)
 
 
 @_id_command(
@@ -302,9 +390,16 @@ def _duration(seconds: float) -> str:
     return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
 
 
-def _summary_table(state: records.Progress) -> Table:
+def _summary_table(state: records.Progress) -> Group:
+    """The id on a line of its own above the table (a table's title is folded to the table's width, id
+    and all), then the counts."""
     t = state.tournament
-    table = Table(title=f"{t.id} ({t.spec.name}): {t.status}", show_header=False)
+    return Group(Text(f"{t.id} ({t.spec.name}): {t.status}"), _counts_table(state))
+
+
+def _counts_table(state: records.Progress) -> Table:
+    t = state.tournament
+    table = Table(show_header=False)
     for label in MatchState:
         table.add_row(str(label), _waiting(state) if label is MatchState.QUEUED else str(t.states[label]))
     table.add_row("total", str(t.matches))

@@ -36,12 +36,26 @@ class Deadlines:
     wait_for_bots_ms: int = 30_000
 
 
+MAX_ATTEMPTS = 101
+DEFAULT_ATTEMPTS = 4  # the first try and three retries, one per default backoff
+
+
 @dataclass(frozen=True, slots=True)
 class Retries:
-    """How often a failed match (e.g. a bot not connected) is tried again by RQ, and after how long."""
+    """How often a match that could not be played (e.g. a bot not connected) is tried, and how long RQ
+    waits before each retry.
 
-    attempts: int = 3
+    `attempts` counts tries, the first one included: 1 is a single try with no retry. (It once
+    counted retries; a tournament stored then is read with one added: `records.tournament`.)
+    """
+
+    attempts: int = DEFAULT_ATTEMPTS
     backoff_s: tuple[int, ...] = (5, 30, 120)  # the last one repeats
+
+    @property
+    def retries(self) -> int:
+        """The tries after the first."""
+        return self.attempts - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +188,10 @@ def _retries(value: Any) -> Retries:
     unknown = sorted(set(value) - {"attempts", "backoff_s"})
     if unknown:
         raise SpecError(f"retries.{unknown[0]}: unknown field (known: attempts, backoff_s)")
-    attempts = _int(value, "attempts", 3, 0, 100, where="retries.")
+    if value.get("attempts") == 0:  # it once meant "no retry"; a try is the least a match gets
+        raise SpecError("retries.attempts: counts tries, the first included: 1 is a single try with no retry "
+                        "(0 would never play the match)")  # fmt: skip
+    attempts = _int(value, "attempts", DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS, where="retries.")
     backoff = value.get("backoff_s", [5, 30, 120])
     valid = isinstance(backoff, list) and all(isinstance(b, int) and b >= 0 for b in backoff)
     if not valid or not backoff:

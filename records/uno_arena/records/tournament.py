@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # annotations only: replay files and the base install need no Redis client
     import redis
@@ -179,7 +179,7 @@ def create(client: redis.Redis, prefix: str, spec: TournamentSpec, matches: list
     tournament_id = new_tournament_id(spec.name) if tournament_id is None else check_id(tournament_id)
     keys = Keys(prefix, tournament_id)
     now = time.time()
-    if not client.hsetnx(keys.tournament, "spec", json.dumps(spec.to_dict())):
+    if not client.hsetnx(keys.tournament, "spec", json.dumps(_stored_spec(spec))):
         raise TournamentError(f"tournament {tournament_id!r} already exists")
     with client.pipeline() as pipe:
         pipe.hset(keys.tournament, mapping={"status": TournamentStatus.CREATED, "matches": len(matches),
@@ -189,6 +189,26 @@ def create(client: redis.Redis, prefix: str, spec: TournamentSpec, matches: list
         pipe.zadd(keys.index, {tournament_id: now})
         pipe.execute()
     return tournament_id
+
+
+def _stored_spec(spec: TournamentSpec) -> dict[str, Any]:
+    """The spec as stored: its retries say `tries`, which a tournament stored when `attempts` counted
+    retries (not tries) lacks."""
+    values = spec.to_dict()
+    retries = values["retries"]
+    values["retries"] = {"tries": retries.pop("attempts"), **retries}
+    return values
+
+
+def _spec_from_stored(values: dict[str, Any]) -> TournamentSpec:
+    """A stored spec; one stored with `attempts` counted retries, so it gets the same number of tries."""
+    retries = values.get("retries")
+    if isinstance(retries, dict):
+        if "tries" in retries:
+            values["retries"] = {"attempts": retries.pop("tries"), **retries}
+        elif isinstance(retries.get("attempts"), int):
+            values["retries"] = {**retries, "attempts": retries["attempts"] + 1}
+    return spec_from_dict(values)
 
 
 def _match_json(match: ScheduledMatch) -> str:
@@ -218,7 +238,7 @@ def load(client: redis.Redis, prefix: str, tournament_id: str) -> Tournament:
     states = Counter(_match_states(tournament_id, client.hgetall(keys.state)).values())
     return Tournament(
         id=tournament_id,
-        spec=spec_from_dict(json.loads(record["spec"])),
+        spec=_spec_from_stored(json.loads(record["spec"])),
         status=TournamentStatus(record["status"]),
         matches=int(record["matches"]),
         done=int(record.get("done", 0)),

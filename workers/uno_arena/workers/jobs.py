@@ -66,7 +66,16 @@ END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the resul
 
 
 class MatchFailed(RuntimeError):
-    """The match could not be played (e.g. a bot not connected); RQ retries it if it can."""
+    """The match could not be played (e.g. a bot not connected); RQ retries it if it can.
+
+    An expected failure with a reason: the worker logs it as one line (`match_id` and the reason recorded,
+    `retrying` or not), not as a traceback.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.match_id = ""
+        self.reason = message
 
 
 class _ServerGone(Exception):
@@ -110,6 +119,7 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
                 retrying = bool(job.retries_left)
                 due = time.time() + job.get_retry_interval() if retrying else None
                 reason = f"{error}{' (will retry)' if retrying else ''}"
+                error.match_id, error.reason = keys.match_id(index), reason  # for the worker's log line
                 waiting(lambda: _mark_failed(client, keys, index, reason, due), "recording why it failed")
                 follower.close()
                 _end_feed(feed, recorded=False, reason=reason)

@@ -81,9 +81,10 @@ def job_timeout(spec: TournamentSpec) -> int:
 
 
 def retry(spec: TournamentSpec) -> Retry | None:
-    if not spec.retries.attempts:
+    """RQ's retry of a match's job: `attempts` counts tries, RQ's `max` the retries after the first."""
+    if spec.retries.retries < 1:
         return None
-    return Retry(max=spec.retries.attempts, interval=list(spec.retries.backoff_s))
+    return Retry(max=spec.retries.retries, interval=list(spec.retries.backoff_s))
 
 
 class Run(enum.Enum):

@@ -27,12 +27,14 @@ from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
 from rq.exceptions import InvalidJobOperation, StopRequested
 from rq.executions import Execution
 from rq.job import Job, JobStatus
+from rq.job_lifecycle import call_exception_handlers
 from rq.queue import Queue
 from rq.registry import StartedJobRegistry
 from rq.utils import now
 from rq.worker import Worker
 from rq.worker.base import DequeueStrategy
 
+from uno_arena.workers.jobs import MatchFailed
 from uno_arena.workers.outage import REDIS_DOWN, patiently, wait_for_redis
 from uno_arena.workers.queue import prefix_of
 from uno_arena.workers.reaper import Reaper, release_due_retries
@@ -131,6 +133,20 @@ class ArenaWorker(Worker):
             self.register_death()  # type: ignore[no-untyped-call]
         except REDIS_DOWN as error:  # the next start says so if it still matters
             self.log.warning("Worker %s: %s", self.name, error)
+
+    # --- how a failed job is logged ---------------------------------------------------------------
+
+    def handle_exception(self, job: Job, *exc_info: Any) -> None:
+        """(In the work horse.) A match that could not be played for a known reason (`MatchFailed`: a bot
+        not connected, a refusal by the server) is one warning line with its match id and reason; RQ
+        logs anything else with its traceback. Either way RQ then retries or fails the job as before."""
+        error = exc_info[1] if len(exc_info) > 1 else None
+        if not isinstance(error, MatchFailed):
+            super().handle_exception(job, *exc_info)
+            return
+        self.log.warning("Worker %s: match %s failed: %s", self.name, error.match_id or job.description,
+                         error.reason)  # fmt: skip
+        call_exception_handlers(self._exc_handlers, job, *exc_info)
 
     # --- steps that may skip a beat -----------------------------------------------------------
 
