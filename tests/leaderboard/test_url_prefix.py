@@ -22,7 +22,7 @@ from flask.testing import FlaskClient
 from tests.leaderboard.test_web import recorded  # noqa: F401 (a fixture)
 from uno_arena.cli.main import cli
 from uno_arena.leaderboard.web import create_app, normal_url_prefix, redis_client
-from uno_arena.records import identity, live
+from uno_arena.records import live
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, scheduled_match, set_state
 from uno_arena.v1 import game_pb2 as pb
@@ -38,7 +38,11 @@ class Site:
     client: redis.Redis
     prefix: str
     finished: str  # its tournament id
-    live_match: str
+    feed: live.LiveFeed  # the running match's
+
+    @property
+    def live_match(self) -> str:
+        return self.feed.match_id
 
 
 @pytest.fixture
@@ -52,7 +56,7 @@ def site(recorded: tuple[redis.Redis, str, str]) -> Iterator[Site]:  # noqa: F81
     feed = live.LiveFeed(client, keys, 0, scheduled_match(client, prefix, tournament_id, 0).bots)
     feed.start()
     feed.append([pb.Event(hand_started=pb.HandStarted(number=1))])
-    yield Site(client, prefix, finished, keys.match_id(0))
+    yield Site(client, prefix, finished, feed)
 
 
 class Links(HTMLParser):
@@ -236,7 +240,7 @@ def test_a_prefix_is_normalised(raw: str, normal: str) -> None:
         ("/a b", "'a b'"),
         ("/uno?x=1", "'uno?x=1'"),
         ("/%2e%2e", "'%2e%2e'"),
-    ],  # fmt: skip
+    ],
 )
 def test_a_bad_prefix_is_refused_saying_why(raw: str, said: str) -> None:
     with pytest.raises(ValueError) as raised:
