@@ -10,8 +10,9 @@ never a thread.
 
 An unknown or malformed tournament or match id is a 404; an error is a page of the site (error.html: the
 message and a link back to the index), or JSON for the JSON API and .json documents. A path with a
-trailing slash that names nothing is redirected (308) to the path without it. While Redis does not
-answer, pages are a 503 saying so that reloads itself, and the JSON API a 503 with a JSON error.
+trailing slash that names nothing is redirected (308) to the path without it; `/favicon.ico` to the
+site's icon, static/favicon.svg, which every page links. While Redis does not answer, pages are a 503
+saying so that reloads itself, and the JSON API a 503 with a JSON error.
 
 Behind a reverse proxy the site can live under a path (`url_prefix`, e.g. `/uno`: `uno-arena web
 --url-prefix /uno`): every page, file, JSON document and event stream is then served under it, and every
