@@ -11,7 +11,6 @@ import re
 import shutil
 import socket
 import subprocess
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,6 +25,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.leaderboard.browser import new_browser, requests_made, serving
 from tests.leaderboard.test_url_prefix import Site, html_links, site
 from tests.leaderboard.test_web import recorded, status_of
+from tests.workers.harness import wait_until
 from uno_arena.leaderboard.web import create_app
 from uno_arena.v1 import game_pb2 as pb
 
@@ -70,19 +70,19 @@ http {{
     command = [NGINX, "-p", str(tmp_path), "-c", str(conf), "-e", str(tmp_path / "error.log")]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 10
-        while True:  # until it listens
-            assert process.poll() is None, (tmp_path / "error.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert time.monotonic() < deadline, "nginx did not start listening"
-                time.sleep(0.02)  # a poll of the condition, with a deadline
+        wait_until(lambda: listening(process, port, tmp_path), 10, "nginx to listen")
         yield f"http://127.0.0.1:{port}"
     finally:
         process.terminate()
         process.wait(10)
+
+
+def listening(process: subprocess.Popen[bytes], port: int, folder: Path) -> bool:
+    assert process.poll() is None, (folder / "error.log").read_text()  # it exited: why
+    with contextlib.suppress(OSError):
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    return False
 
 
 def proxied(upstream: str, *extra: str) -> str:

@@ -44,11 +44,11 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
-if TYPE_CHECKING:
-    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
-
 from uno_arena.leaderboard import live, pages, viewer
 from uno_arena.leaderboard.context import WebContext
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 REDIS_TIMEOUT_S = 5  # a Redis that does not answer within it makes a 503 page, not a request that hangs
 log = logging.getLogger(__name__)
