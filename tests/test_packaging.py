@@ -77,7 +77,7 @@ def test_the_package_data(wheel: zipfile.ZipFile) -> None:
     templates = "uno_arena/leaderboard/templates"
     pages = ("index.html", "tournament.html", "bot.html", "_section.html", "match.html")
     assert {f"{templates}/{page}" for page in pages} <= names
-    static = ("site.css", "pages.js", "viewer.js", "viewer.css")
+    static = ("site.css", "pages.js", "viewer.js", "viewer.css", "favicon.svg")
     assert {f"uno_arena/leaderboard/static/{name}" for name in static} <= names
 
 

@@ -8,6 +8,7 @@ Screenshots go to `$UNO_ARENA_SCREENSHOTS` (default `build/screenshots/`, ignore
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import sys
@@ -44,8 +45,9 @@ def serving(app: Flask, limits: ServerLimits | None = None) -> Iterator[str]:
         assert not thread.is_alive(), "the web view did not stop"
 
 
-def new_browser(size: tuple[int, int] = WIDE) -> Any:
-    """A headless chromium; skips the test when chromium or its driver is not installed."""
+def new_browser(size: tuple[int, int] = WIDE, network_log: bool = False) -> Any:
+    """A headless chromium; skips the test when chromium or its driver is not installed. `network_log`:
+    keep chromium's performance log (`requests_made` reads every request of it)."""
     if CHROMIUM is None or CHROMEDRIVER is None:
         missing(f"chromium or chromedriver is not installed ({BROWSER_PACKAGES})")
     from selenium import webdriver
@@ -56,6 +58,8 @@ def new_browser(size: tuple[int, int] = WIDE) -> Any:
     for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                  f"--window-size={size[0]},{size[1]}"):  # fmt: skip
         options.add_argument(flag)
+    if network_log:
+        options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
     # the driver given explicitly: selenium never looks for (or downloads) one
     return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
 
@@ -78,6 +82,28 @@ def narrow_browser() -> Iterator[Any]:
         yield driver
     finally:
         driver.quit()
+
+
+def requests_made(driver: Any) -> list[tuple[str, str, int | None]]:
+    """Every request chromium made since the last call, from its performance log (a `network_log`
+    browser): (type, URL, status; None if no response came yet), redirects included."""
+    made: dict[str, tuple[str, str, int | None]] = {}
+    for entry in driver.get_log("performance"):
+        message = json.loads(entry["message"])["message"]
+        params = message.get("params", {})
+        if message["method"] == "Network.requestWillBeSent":
+            redirected = params.get("redirectResponse")
+            if redirected is not None:  # the same request id goes on at the new URL
+                made[params["requestId"] + redirected["url"]] = (
+                    "redirect",
+                    redirected["url"],
+                    redirected["status"],
+                )
+            made[params["requestId"]] = (params.get("type", "?"), params["request"]["url"], None)
+        elif message["method"] == "Network.responseReceived" and params["requestId"] in made:
+            kind, url, _ = made[params["requestId"]]
+            made[params["requestId"]] = (kind, url, params["response"]["status"])
+    return list(made.values())
 
 
 def screenshot(driver: Any, name: str) -> Path:

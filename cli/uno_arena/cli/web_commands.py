@@ -9,7 +9,7 @@ import click
 import redis
 
 from uno_arena.cli.options import with_redis
-from uno_arena.leaderboard.web import ServerLimits, WebServer, create_app, redis_client
+from uno_arena.leaderboard.web import ServerLimits, WebServer, create_app, normal_url_prefix, redis_client
 
 DEFAULTS = ServerLimits()
 
@@ -32,9 +32,16 @@ DEFAULTS = ServerLimits()
 @click.option("--replays", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               metavar="DIR", help="Also serve the replay files in DIR (`bot play --replay`, `match play`) at "
                                   "/match/MATCH_ID.")  # fmt: skip
+@click.option("--url-prefix", default="", metavar="PATH", callback=lambda _c, _p, value: _url_prefix(value),
+              help="Serve every page, file and API under PATH (e.g. /uno), for a reverse proxy that passes "
+                   "the path on unchanged (docs/web.md).")  # fmt: skip
+@click.option("--trust-proxy", is_flag=True, default=False,
+              help="Believe the X-Forwarded-Prefix header (a proxy that strips its prefix says it there); "
+                   "only behind a proxy that sets it, as a client could send its own.")  # fmt: skip
 @with_redis
 def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_timeout: int,
-        replays: Path | None, redis_url: str, key_prefix: str) -> None:  # fmt: skip
+        replays: Path | None, url_prefix: str, trust_proxy: bool, redis_url: str,
+        key_prefix: str) -> None:  # fmt: skip
     """Serve the tournaments, their standings, the bots and the matches (replays and live) until Ctrl-C."""
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
@@ -47,17 +54,27 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
     limits = ServerLimits(threads, connection_limit, channel_timeout)
     try:
         server = WebServer(
-            create_app(client, key_prefix, refresh, replays), host.strip("[]"), int(port), limits
+            create_app(client, key_prefix, refresh, replays, url_prefix, trust_proxy),
+            host.strip("[]"),
+            int(port),
+            limits,
         )
     except OSError as error:
         raise click.ClickException(f"cannot listen on {listen}: {error.strerror or error}") from None
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it like Ctrl-C
-    click.echo(f"leaderboard at {', '.join(server.urls)} (Ctrl-C stops)")
+    urls = [url.rstrip("/") + url_prefix + "/" for url in server.urls]
+    behind = " (and under a trusted proxy's X-Forwarded-Prefix)" if trust_proxy else ""
+    click.echo(f"leaderboard at {', '.join(urls)}{behind} (Ctrl-C stops)")
     if replays is not None:
-        click.echo(
-            f"replay files of {replays} at {server.urls[0]}match/MATCH_ID (the file name without .json)"
-        )
+        click.echo(f"replay files of {replays} at {urls[0]}match/MATCH_ID (the file name without .json)")
     server.serve()
+
+
+def _url_prefix(raw: str) -> str:
+    try:
+        return normal_url_prefix(raw)
+    except ValueError as error:
+        raise click.BadParameter(str(error)) from None
 
 
 def _interrupt(signum: int, frame: object) -> None:

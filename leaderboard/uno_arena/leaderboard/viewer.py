@@ -128,7 +128,7 @@ def live_view(match_id: str, bots: tuple[str, ...]) -> MatchView:
     tournament = match_id.rpartition("-m")[0] if is_match_id(match_id) else ""
     script = {"mode": "live", "match_id": match_id, "bots": list(bots), "target": None,
               "json_url": url_for("viewer.match_json", match_id=match_id),
-              "events_url": f"/match/{match_id}/events"}  # fmt: skip
+              "events_url": url_for("live.events", match_id=match_id)}  # fmt: skip
     return MatchView(match_id=match_id, live=True, bots=bots, tournament=tournament, script=script)
 
 

@@ -10,30 +10,45 @@ never a thread.
 
 An unknown or malformed tournament or match id is a 404; an error is a page of the site (error.html: the
 message and a link back to the index), or JSON for the JSON API and .json documents. A path with a
-trailing slash that names nothing is redirected (308) to the path without it. While Redis does not
-answer, pages are a 503 saying so that reloads itself, and the JSON API a 503 with a JSON error.
+trailing slash that names nothing is redirected (308) to the path without it; `/favicon.ico` to the
+site's icon, static/favicon.svg, which every page links. While Redis does not answer, pages are a 503
+saying so that reloads itself, and the JSON API a 503 with a JSON error.
+
+Behind a reverse proxy the site can live under a path (`url_prefix`, e.g. `/uno`: `uno-arena web
+--url-prefix /uno`): every page, file, JSON document and event stream is then served under it, and every
+link, redirect and URL in a page, its JSON or its scripts is built by `url_for`, so it stays under it too.
+A proxy that strips the prefix instead says it in `X-Forwarded-Prefix`, which is believed only when
+`trust_proxy` is set (werkzeug's ProxyFix): a client that reaches the app directly could otherwise send
+one and have every link of its page point elsewhere.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import redis
-from flask import Flask, Response, jsonify, redirect, render_template, request
+from flask import Flask, Response, jsonify, redirect, render_template, request, url_for
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 from waitress import wasyncore
 from waitress.server import create_server
 from waitress.trigger import trigger
-from werkzeug.exceptions import HTTPException, NotFound
+from werkzeug.exceptions import BadRequest, HTTPException, NotFound
+from werkzeug.middleware.proxy_fix import ProxyFix
+from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
 from uno_arena.leaderboard import live, pages, viewer
 from uno_arena.leaderboard.context import WebContext
+
+if TYPE_CHECKING:
+    from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 REDIS_TIMEOUT_S = 5  # a Redis that does not answer within it makes a 503 page, not a request that hangs
 log = logging.getLogger(__name__)
@@ -54,14 +69,78 @@ def redis_address(client: redis.Redis) -> str:
     return f"redis://{where.get('host', 'localhost')}:{where.get('port', 6379)}/{where.get('db', 0)}"
 
 
-def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path | None = None) -> Flask:
+_SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")  # a path segment that needs no escaping anywhere
+
+
+def normal_url_prefix(raw: str) -> str:
+    """The URL path the site is served under, normalised: "" for none ("" or "/"), else "/a/b" (a trailing
+    slash dropped). ValueError, saying why, for anything else: it must start with "/", and its segments
+    be plain (letters, digits, `.`, `_`, `~`, `-`; no `//`, `.` or `..`), so every link built on it is
+    a path of this site."""
+    if raw in ("", "/"):
+        return ""
+    if not raw.startswith("/"):
+        raise ValueError(f"expected a path starting with '/', like /uno; got {raw[:80]!r}")
+    segments = raw[1:].removesuffix("/").split("/")
+    for segment in segments:
+        if not _SEGMENT.fullmatch(segment) or segment in (".", ".."):
+            shown = "an empty segment (//)" if not segment else repr(segment[:80])
+            raise ValueError(f"{raw[:80]!r} has {shown}: each part between slashes must be letters, digits,"
+                             " '.', '_', '~' or '-' (and not '.' or '..')")  # fmt: skip
+    return "/" + "/".join(segments)
+
+
+class UnderPrefix:
+    """WSGI middleware: serves the app under `prefix` (moved from PATH_INFO to SCRIPT_NAME, which
+    `url_for` puts in front of every URL it builds); a path outside it is a 404, the prefix itself
+    redirected to the index under it. A SCRIPT_NAME set before (a trusted proxy's X-Forwarded-Prefix)
+    stays in front, once checked like `normal_url_prefix`."""
+
+    def __init__(self, app: WSGIApplication, prefix: str) -> None:
+        self.app = app
+        self.prefix = prefix
+
+    def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
+        try:
+            root = normal_url_prefix(environ.get("SCRIPT_NAME", ""))
+        except ValueError as error:
+            log.warning("refused a request's SCRIPT_NAME (X-Forwarded-Prefix?): %s", error)
+            return BadRequest("X-Forwarded-Prefix: not a plain URL path")(environ, start_response)
+        path = environ.get("PATH_INFO", "") or "/"
+        if self.prefix:
+            if path == self.prefix:
+                query = environ.get("QUERY_STRING", "")
+                target = f"{root}{self.prefix}/" + (f"?{query}" if query else "")
+                return plain_redirect(target, 308)(environ, start_response)
+            if not path.startswith(self.prefix + "/"):
+                where = f"{root}{self.prefix}/"
+                return NotFound(f"this server serves the leaderboard under {where}")(environ, start_response)
+            path = path[len(self.prefix) :]
+        environ["SCRIPT_NAME"] = root + self.prefix
+        environ["PATH_INFO"] = path
+        return self.app(environ, start_response)
+
+
+def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path | None = None,
+               url_prefix: str = "", trust_proxy: bool = False) -> Flask:  # fmt: skip
     """`replays`: a folder of replay files (`uno-arena bot play --replay`, `match play`), served at
-    /match/<id> when Redis holds no match of that id."""
+    /match/<id> when Redis holds no match of that id. `url_prefix`: the path the site is served under
+    (`normal_url_prefix` checks it; "": the root). `trust_proxy`: believe one proxy's X-Forwarded-Prefix
+    (the path it strips before passing the request on) and build links under it."""
+    url_path = normal_url_prefix(url_prefix)
     app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/, files from static/
     where = redis_address(client)
     app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
     for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
         app.register_blueprint(blueprint)
+    app.wsgi_app = UnderPrefix(app.wsgi_app, url_path)  # type: ignore[method-assign]
+    if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=0, x_prefix=1)  # type: ignore[method-assign]
+
+    @app.get("/favicon.ico")
+    def favicon() -> BaseResponse:
+        """Browsers and feed readers ask for it whatever the page links: the site's SVG icon."""
+        return redirect(url_for("static", filename="favicon.svg"), 308)
 
     @app.before_request
     def without_trailing_slash() -> BaseResponse | None:
@@ -71,8 +150,9 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path
         if not isinstance(request.routing_exception, NotFound) or not path.endswith("/") or path == "/":
             return None
         query = request.query_string.decode("latin-1")
-        # one leading slash: "//host/" must not become a redirect to another site
-        return redirect("/" + path.strip("/") + (f"?{query}" if query else ""), 308)
+        # one leading slash: "//host/" must not become a redirect to another site; under the site's prefix
+        target = request.script_root + "/" + path.strip("/")
+        return redirect(target + (f"?{query}" if query else ""), 308)
 
     @app.errorhandler(HTTPException)
     def http_error(error: HTTPException) -> tuple[Response | str, int, Any]:
