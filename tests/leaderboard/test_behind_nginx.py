@@ -25,6 +25,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.leaderboard.browser import new_browser, requests_made, serving
 from tests.leaderboard.test_url_prefix import Site, html_links, site
 from tests.leaderboard.test_web import recorded, status_of
+from tests.provision import missing
 from tests.workers.harness import wait_until
 from uno_arena.leaderboard.web import create_app
 from uno_arena.v1 import game_pb2 as pb
@@ -46,7 +47,7 @@ def nginx(tmp_path: Path, locations: dict[str, str]) -> Iterator[str]:
     """nginx on a free port, in the foreground, one process, with `locations` (path: its directives);
     its base URL. Skips the test when nginx is not installed."""
     if NGINX is None:
-        pytest.skip("nginx is not installed (apt-get install nginx)")
+        missing("nginx is not installed (apt-get install nginx)")
     port = free_port()
     served = "\n".join(f"    location {path} {{ {rules} }}" for path, rules in locations.items())
     temp = " ".join(f"{kind}_temp_path {tmp_path}/{kind};" for kind in ("client_body", "proxy", "fastcgi",
