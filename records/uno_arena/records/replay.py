@@ -440,11 +440,19 @@ def read_replay_file(path: Path) -> RecordedMatch:
     try:
         finished = ParseDict(values["finished"], control_pb2.FinishedMatch())
         events = [ParseDict(e, pb.Event()) for e in values["events"]]
-        record = MatchRecord.from_json(json.dumps(values["summary"]))
+        record = MatchRecord.from_json(json.dumps(values["summary"]), _modified(path))
     except (ParseError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ReplayFileError(f"{path}: not a valid replay file: {error}") from None
     if len(record.bots) != len(finished.result.bots) or any(
         len(e.hand_ended.points) != len(record.bots) for e in events if e.HasField("hand_ended")
     ):
         raise ReplayFileError(f"{path}: not a valid replay file: its summary and result name other seats")
-    return RecordedMatch(record, finished, events, path.stat().st_mtime)
+    return RecordedMatch(record, finished, events, _modified(path))
+
+
+def _modified(path: Path) -> float:
+    """When the file was written: the finish time of a replay written before summaries kept one."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
