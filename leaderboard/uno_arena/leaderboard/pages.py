@@ -114,19 +114,19 @@ def _page_number() -> int:
 
 def _index_view(page: int) -> View:
     web = context()
-    ids = list_ids(web.client, web.prefix)[::-1]  # newest first
+    ids = list_ids(web.store, web.prefix)[::-1]  # newest first
     pages = max(1, -(-len(ids) // PAGE_SIZE))
     if page > pages:
         abort(404, f"no page {page} (there are {pages})")
     shown = ids[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    rows = [row for t in shown if (row := _progress_row(web.client, web.prefix, t)) is not None]
-    table = board.current(web.client, web.prefix, None)
+    rows = [row for t in shown if (row := _progress_row(web.store, web.prefix, t)) is not None]
+    table = board.current(web.store, web.prefix, None)
     parts = {
         "tournaments": _part("_tournaments.html", rows=rows, page=page, pages=pages, total=len(ids)),
         "standings": _part("_standings.html", table=table if table.standings else None),
     }
     # its standings are over every tournament: it can change while any of them can, listed here or not
-    live = any(row["live"] for row in rows) or _any_live(web.client, web.prefix, ids)
+    live = any(row["live"] for row in rows) or _any_live(web.store, web.prefix, ids)
     data = {"page": page, "pages": pages, "tournaments": rows}
     return View("all tournaments", parts, live, url_for("pages.overview_json", page=page), data)
 
@@ -146,7 +146,7 @@ def tournament_json(tournament_id: str) -> Response:
 
 def _tournament_view(tournament_id: str) -> View:
     web = context()
-    client, prefix = web.client, web.prefix
+    client, prefix = web.store, web.prefix
     if not exists(client, prefix, tournament_id):
         abort(404, f"no tournament {tournament_id!r}")
     try:
@@ -212,7 +212,7 @@ def bot_json(name: str) -> Response:
 
 def _bot_view(name: str) -> View:
     web = context()
-    client, prefix = web.client, web.prefix
+    client, prefix = web.store, web.prefix
     if not NAME.fullmatch(name):  # also bounds its length: 63 characters
         abort(404, f"no bot {name[:80]!r}")
     records = match_records(client, prefix, None)
@@ -310,7 +310,7 @@ def _played_row(match: history.PlayedMatch) -> dict[str, Any]:
 
 @blueprint.get("/api/leaderboard/<scope>")
 def api(scope: str) -> Response:
-    client, prefix = context().client, context().prefix
+    client, prefix = context().store, context().prefix
     if scope != board.ALL and not exists(client, prefix, scope):
         abort(404, f"no tournament {scope!r}")
     values = board.current(client, prefix, None if scope == board.ALL else scope).to_dict()

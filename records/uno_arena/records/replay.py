@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -386,8 +387,10 @@ def recorded_match(
     index: int = 0,
     recorded: float = 0.0,
 ) -> RecordedMatch:
-    """A match played outside a tournament (the local arena, `match play`) as a record, to export."""
-    record = MatchRecord.from_finished(finished, tournament, index, finished.result.match_id)
+    """A match played outside a tournament (the local arena, `match play`) as a record, to export; it
+    finished at `recorded` (unix seconds), or now if not given."""
+    ended = recorded or time.time()
+    record = MatchRecord.from_finished(finished, tournament, index, finished.result.match_id, ended)
     return RecordedMatch(record, finished, list(events), recorded)
 
 
