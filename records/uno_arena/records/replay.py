@@ -43,12 +43,17 @@ class ReplayFileError(ValueError):
 
 def export(match: RecordedMatch) -> dict[str, object]:
     """The match as JSON-ready values; `automatic_events` (indices into `events`) are the events the text
-    marks `[automatic]`, so the web view marks the same ones (a reader of replay files ignores them)."""
+    marks `[automatic]`, so the web view marks the same ones, and `to_move[i]` the seat whose decision
+    comes next once `events[: i + 1]` happened (`seats_to_move`; null when the actions do not replay to
+    the log), which the viewer marks "to move" (a reader of replay files ignores both)."""
+    placed = placed_faults(match)[0]
+    replayed = decisions(match)
     return {
         "summary": match.record.to_dict(),
         "finished": MessageToDict(match.finished, preserving_proto_field_name=True),
         "events": [MessageToDict(e, preserving_proto_field_name=True) for e in match.events],
-        "automatic_events": sorted(automatic_events(match, placed_faults(match)[0])),
+        "automatic_events": sorted(_automatic_events(match, placed, replayed)),
+        "to_move": seats_to_move(match, replayed),
     }
 
 
@@ -183,12 +188,35 @@ def automatic_actions(placed: Sequence[PlacedFault], replayed: Sequence[Decision
     return automatic
 
 
+def seats_to_move(match: RecordedMatch, replayed: Sequence[Decision] | None) -> list[int | None] | None:
+    """For each step (the table after `events[: i + 1]`), the seat whose decision comes next: the seat of
+    the first action whose events begin after it (`replayed`, from `decisions`). None at a step that
+    ends a hand or the match (between hands nobody is to move) and after the last action; None for the
+    whole match when its actions do not replay to its log. Public: whose turn it is is no secret."""
+    if replayed is None:
+        return None
+    seats: list[int | None] = []
+    upcoming = 0  # the first action whose events have not begun by this step
+    for shown, event in enumerate(match.events, 1):
+        while upcoming < len(replayed) and replayed[upcoming].first_event < shown:
+            upcoming += 1
+        ends = event.WhichOneof("kind") in ("hand_ended", "match_ended")
+        seats.append(replayed[upcoming].seat if upcoming < len(replayed) and not ends else None)
+    return seats
+
+
 def automatic_events(match: RecordedMatch, placed: Sequence[PlacedFault]) -> set[int]:
     """Indices of the events that show automatic moves: those naming the action's own seat (its draw,
     its keep, its play, the cards it took), up to the end of the hand; not the other seats' consequences.
     Empty without faults, and when the record's actions do not replay to its log."""
-    replayed = decisions(match) if placed else None
-    if replayed is None:
+    return _automatic_events(match, placed, decisions(match) if placed else None)
+
+
+def _automatic_events(
+    match: RecordedMatch, placed: Sequence[PlacedFault], replayed: Sequence[Decision] | None
+) -> set[int]:
+    """`automatic_events`, from the match's `decisions` (None: they do not replay to the log)."""
+    if not placed or replayed is None:
         return set()
     marked = set()
     for action in sorted(automatic_actions(placed, replayed)):
