@@ -6,7 +6,8 @@ Run with the full install's Python (the one with `.[dev]`), a Redis answering at
     python .ci/base_install.py [--redis-url redis://127.0.0.1:6379/13] [--venv PATH]
 
 It installs a copy of this checkout's files into a fresh venv without extras; checks that nothing of
-the platform is importable there, that `uno-arena server` there says which extra to install and fails,
+the platform is importable there, that `uno-arena server` there says which extra to install and fails
+(and `uno-arena web --replays DIR` which one it needs: `replays`, Flask and waitress),
 and that `--help` lists every command; then starts `uno-arena server` (full install) on a free port,
 registers two bots, runs the greedy example bot from the base venv and the strong one from the full
 install, plays a match with `uno-arena match play` and checks that it finished. Every process it starts
@@ -143,6 +144,12 @@ def check_base_venv(base_bin: Path, work: Path) -> None:
             raise SystemExit(f"`uno-arena {' '.join(command)}` in the base install: exit {done.returncode}, "
                              f"expected {expected!r}:\n{done.stdout}{done.stderr}")  # fmt: skip
         print(f"   uno-arena {' '.join(command)}: exit {done.returncode}: {done.stderr.strip()}")
+    done = run([str(base_bin / "uno-arena"), "web", "--replays", str(work)], cwd=work)
+    expected = "uno-arena web --replays needs Flask and waitress: pip install 'uno-arena[replays]'"
+    if done.returncode != 1 or expected not in done.stderr:
+        raise SystemExit(f"`uno-arena web --replays DIR` in the base install: exit {done.returncode}, "
+                         f"expected {expected!r}:\n{done.stdout}{done.stderr}")  # fmt: skip
+    print(f"   uno-arena web --replays DIR: exit 1: {done.stderr.strip()}")
     listing = checked([str(base_bin / "uno-arena"), "--help"], cwd=work)
     missing = [name for name in COMMANDS if f"\n  {name} " not in listing]
     if missing:

@@ -6,20 +6,26 @@ base alone in a fresh venv and plays a match from it)."""
 from __future__ import annotations
 
 import importlib
+import json
 import os
+import selectors
 import signal
 import subprocess
 import sys
 import textwrap
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import click
 import pytest
 
 from tests.conftest import USER_MODULES, RunningServer
+from tests.records.test_replay import forfeited_match
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control
 from uno_arena.cli.main import BOT_COMMANDS, COMMANDS, PLATFORM_MODULES, cli
+from uno_arena.records.replay import write_replay_file
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
@@ -110,3 +116,93 @@ def test_bot_run_from_a_folder_with_a_server_py_and_an_sdk_py(
     assert finished.result.reason == pb.MATCH_END_TARGET_REACHED, stderr
     assert list(finished.result.faults) == [0, 0] and not finished.result.forfeited
     assert "shadowed" not in stderr and "mine stopped" in stderr
+
+
+def not_installed(folder: Path, *names: str) -> dict[str, str]:
+    """An environment in which importing any of `names` fails as if it were not installed, and leaves a
+    mark in `folder` (so an import that something caught is seen too); and no Redis URL."""
+    for name in names:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "__init__.py").write_text(
+            f"open({str(folder / f'{name}.imported')!r}, 'w').close()\n"
+            f"raise ModuleNotFoundError({f'No module named {name!r}'!r}, name={name!r})\n"
+        )
+    environment = {k: v for k, v in os.environ.items() if k not in ("UNO_ARENA_REDIS_URL", "PYTHONPATH")}
+    return {**environment, "PYTHONPATH": str(folder)}
+
+
+def fetch(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def test_web_serves_replay_files_without_redis(tmp_path: Path) -> None:
+    """`uno-arena web --replays DIR` with no Redis URL needs Flask and waitress only: with redis, rq and
+    openskill not importable, it serves an index of the files and each one's viewer."""
+    folder = tmp_path / "replays"
+    match = forfeited_match(players=2)  # f-m00001, of tournament f: alice and bob, alice wins
+    write_replay_file(match, folder)
+    (folder / "broken.json").write_text("not json")
+    environment = not_installed(tmp_path / "site", "redis", "rq", "openskill")
+    command = [
+        sys.executable,
+        "-m",
+        "uno_arena.cli",
+        "web",
+        "--listen",
+        "127.0.0.1:0",
+        "--replays",
+        str(folder),
+    ]
+    process = subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True)  # fmt: skip
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            ready = selector.select(timeout=30)
+        line = process.stdout.readline() if ready else ""
+        assert line.startswith(f"replay files of {folder} at http://127.0.0.1:"), line
+        url = line.split(" at ", 1)[1].split()[0]
+        code, index = fetch(url)
+        assert code == 200 and 'id="replays"' in index
+        assert '<a href="/match/f-m00001">f-m00001</a>' in index and "alice, bob" in index
+        assert '<a href="/match/broken">broken</a>' in index and "not a readable replay file" in index
+        code, page = fetch(f"{url}match/f-m00001")
+        assert code == 200 and '<span class="match-id">f-m00001</span>' in page
+        assert '<dd id="winner">alice</dd>' in page and '<dd id="end-reason">forfeit</dd>' in page
+        assert "/bot/" not in page and "/tournament/" not in page  # Redis's pages are not served
+        code, raw = fetch(f"{url}match/f-m00001.json")
+        assert code == 200 and json.loads(raw)["summary"]["bots"] == ["alice", "bob"]
+        assert fetch(f"{url}match/nothing")[0] == 404 and fetch(f"{url}tournament/f")[0] == 404
+        assert fetch(f"{url}static/viewer.js")[0] == 200
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            _, stderr = process.communicate(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            _, stderr = process.communicate()
+    assert not list((tmp_path / "site").glob("*.imported")), stderr  # nothing even tried to import them
+    assert process.returncode == 0, stderr  # Ctrl-C stops it cleanly
+
+
+@pytest.mark.parametrize(
+    ("missing", "flags", "says"),
+    [
+        (("flask", "waitress"), ("--replays", "."), " web --replays needs Flask and waitress: "
+                                                    "pip install 'uno-arena[replays]'"),
+        (("redis", "rq", "openskill"), ("--replays", ".", "--redis-url", "redis://127.0.0.1:1/0"),
+         " web needs the platform: pip install 'uno-arena[server]'"),
+    ],
+)  # fmt: skip
+def test_web_says_what_to_install(tmp_path: Path, missing: tuple[str, ...], flags: tuple[str, ...],
+                                  says: str) -> None:  # fmt: skip
+    """Replay files alone need Flask and waitress; with a Redis URL (or without --replays), the platform."""
+    command = [sys.executable, "-m", "uno_arena.cli", "web", "--listen", "127.0.0.1:0", *flags]
+    done = subprocess.run(command, env=not_installed(tmp_path / "site", *missing), cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 1 and says in done.stderr, done.stdout + done.stderr

@@ -32,14 +32,20 @@ from selenium.webdriver.support.ui import WebDriverWait
 from tests.conftest import RunningServer
 from tests.leaderboard.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
 from tests.leaderboard.test_web import status_of
-from tests.records.test_replay import forfeited_match
+from tests.records.test_replay import forfeited_match, played_match
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import TestBot, eager, play_match
 from tests.workers.harness import WorkerProcess
 from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity, live
 from uno_arena.records.match import RecordedMatch, load_match, record
-from uno_arena.records.replay import automatic_events, placed_faults, recorded_match, write_replay_file
+from uno_arena.records.replay import (
+    automatic_events,
+    export,
+    placed_faults,
+    recorded_match,
+    write_replay_file,
+)
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys
 from uno_arena.rules import RulesConfig, eager_random_policy, new_match, observe, play
@@ -466,6 +472,64 @@ def test_a_match_the_server_ended_inside_a_hand_ends_with_its_result(
         assert hands == f"{completed} completed (ended during hand {started})"
         item = browser.find_element(By.CSS_SELECTOR, f'#steps li[data-step="{len(match.events) + 1}"]')
         assert "from-result" in item.get_attribute("class")
+
+
+# at each of the steps given: the seats marked to move and just played, their tooltips, the "now" line's next
+SEAT_MARKS = """
+const viewer = window.unoViewer, shown = [];
+const seats = () => Array.from(document.querySelectorAll("#table .seat"))
+  .sort((a, b) => a.dataset.seat - b.dataset.seat);
+const numbers = (found) => found.map((seat) => Number(seat.dataset.seat));
+for (const step of arguments[0]) {
+  viewer.go(step);
+  const marked = seats().filter((seat) => seat.classList.contains("to-move"));
+  const next = document.querySelector("#now .next");
+  shown.push({
+    to_move: numbers(marked),
+    just_played: numbers(seats().filter((seat) => seat.classList.contains("just-played"))),
+    titles: seats().map((seat) => seat.title),
+    next: next ? next.textContent : null,
+  });
+}
+viewer.go(viewer.toMove.findIndex((seat) => seat !== null) + 1);  // the ▶ itself, once
+const head = document.querySelector("#table .seat.to-move .seat-head");
+return [shown, getComputedStyle(head, "::before").content];
+"""
+
+
+def test_the_seat_to_move_is_marked_to_move_and_the_one_that_played_just_played(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The ▶ marks the seat whose decision comes next (the replay JSON's `to_move`, the rules core's),
+    titled and explained "to move"; the seat the step is about is outlined "just played". Served from a
+    replay file alone, without Redis."""
+    match = played_match(players=3, seed=11)
+    write_replay_file(match, tmp_path)
+    seats = export(match)["to_move"]
+    assert isinstance(seats, list)
+    names = match.record.bots
+    with serving(create_app(None, "", replays=tmp_path)) as url:
+        browser.get(f"{url}/match/{match.match_id}")
+        at_step(browser, 1)
+        legend = browser.find_element(By.ID, "seat-legend").text
+        assert "▶ to move: whose decision comes next" in legend and "just played" in legend
+        steps = list(range(1, len(match.events) + 1))
+        shown, arrow = browser.execute_script(SEAT_MARKS, steps)
+    assert arrow == '"▶ "'
+    assert len(shown) == len(steps)
+    played = 0
+    for step, now in zip(steps, shown, strict=True):
+        seat, event = seats[step - 1], match.events[step - 1]
+        if seat is None:
+            assert now["to_move"] == [] and now["next"] is None, step
+        else:
+            assert now["to_move"] == [seat], step
+            assert "to move" in now["titles"][seat] and now["next"] == f"▶ {names[seat]} to move", step
+        if event.WhichOneof("kind") == "played":
+            assert now["just_played"] == [event.played.seat], step
+            assert "just played" in now["titles"][event.played.seat], step
+            played += seat is not None and seat != event.played.seat  # the turn passed on
+    assert played > 20
 
 
 def public(event: pb.Event) -> pb.Event:

@@ -246,6 +246,40 @@ def test_bot_pages_exist_for_bots_that_played_or_are_registered(
     assert (code, json.loads(body)) == (404, {"error": "no bot 'nobody'"})
 
 
+def test_a_bots_recent_matches_are_its_last_20_by_finish_time(redis_prefix: tuple[redis.Redis, str]) -> None:
+    """Match ids sort by tournament id: a tournament named `aaa` played after one named `zzz` must still
+    list first, and fill the 20 before any of `zzz`'s."""
+    client, prefix = redis_prefix
+    for bot in BOTS:
+        identity.register_bot(client, prefix, bot)
+    chunk = control_pb2.EventLogChunk(events=[pb.Event(hand_started=pb.HandStarted(number=1))])
+    log = chunk.SerializeToString()
+    finished_order = []
+    for name in ("zzz", "aaa"):  # zzz finishes first
+        spec = spec_from_dict({"name": name, "bots": BOTS, "cycles": 8})
+        tournament_id = lifecycle.create_checked(client, prefix, spec, tournament_id=name)
+        lifecycle.start(client, prefix, tournament_id)
+        keys = Keys(prefix, tournament_id)
+        for index in range(24):
+            match = scheduled_match(client, prefix, tournament_id, index)
+            assert record(client, keys, index, finished_match(keys.match_id(index), match.bots), log)
+            if "alpha" in match.bots:
+                finished_order.append(keys.match_id(index))
+    newest = finished_order[::-1][:20]  # aaa's 16, newest first, then zzz's last 4
+    assert newest[0].startswith("aaa-") and newest[-1].startswith("zzz-")
+    with serving(create_app(client, prefix)) as url:
+        values = json.loads(urllib.request.urlopen(f"{url}/api/bot/alpha").read())
+        assert [m["match_id"] for m in values["recent"]] == newest
+        page = urllib.request.urlopen(f"{url}/bot/alpha").read().decode()
+        listed = page[page.index('id="bot-matches"') :]
+        assert [listed.index(f">{match_id}</a>") for match_id in newest] == sorted(
+            listed.index(f">{match_id}</a>") for match_id in newest
+        )
+        assert f">{finished_order[0]}</a>" not in listed  # the oldest is left out
+        tournament = json.loads(urllib.request.urlopen(f"{url}/api/tournament/aaa").read())
+        assert tournament["recent"][0]["match_id"] == "aaa-m00023"
+
+
 def test_unknown_and_malformed_ids_are_404s(web_server: str, recorded: tuple[redis.Redis, str, str]) -> None:
     _, _, tournament_id = recorded
     assert status_of(f"{web_server}/api/leaderboard/{tournament_id}")[0] == 200

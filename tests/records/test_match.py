@@ -57,6 +57,14 @@ def test_a_summary_stored_before_bot_errors_were_counted_reads_them_as_none() ->
     assert old.faults == (Faults(), Faults(invalid=1), Faults(timeout=2, disconnected=1))
 
 
+def test_a_record_keeps_its_finish_time_and_an_older_summary_reads_the_recorded_time() -> None:
+    record = MatchRecord.from_finished(finished(), "cup", 4, "cup-m00004", finished_at=1700000000.25)
+    assert MatchRecord.from_json(record.to_json(), recorded=5.0).finished_at == 1700000000.25
+    stored = record.to_dict()
+    del stored["finished_at"]  # as stored before the finish time was kept
+    assert MatchRecord.from_json(json.dumps(stored), recorded=1700000001.5).finished_at == 1700000001.5
+
+
 def test_the_fault_kinds_are_the_protocols() -> None:
     assert (
         tuple(f.name for f in fields(Faults))

@@ -25,7 +25,7 @@ from uno_arena.records.replay import (
     replay_path_in,
     write_replay_file,
 )
-from uno_arena.rules import RulesConfig, legal_actions, new_match, to_move
+from uno_arena.rules import RulesConfig, action_from_id, legal_actions, new_match, to_move
 from uno_arena.rules import play as play_action
 from uno_arena.server import wire
 from uno_arena.server.match_host import default_action
@@ -353,3 +353,57 @@ def test_a_match_ended_inside_a_hand_says_so() -> None:
     assert f"  the match ends during hand {started} (forfeit): no points for it" in list(lines(match))
     assert hands_played(match) == f"{completed} completed (ended during hand {started})"
     assert hands_played(forfeited_match(players=3)) == str(len(forfeited_match(players=3).record.hands))
+
+
+def played_match(players: int, seed: int) -> RecordedMatch:
+    """A whole match of the rules core under the official rules, every seat playing at random."""
+    names = ["alice", "bob", "carol", "dave"][:players]
+    match = new_match(RulesConfig(players=players, target_score=100), random.Random(seed))
+    rng = random.Random(seed + 1)
+    while match.result is None:
+        play_action(match, rng.choice(legal_actions(match)))
+    result = wire.match_result(f"p-m{seed:05d}", wire.MATCH_ENDS[match.result.reason], match.result.winners,
+                               match.result.totals, match.hand_results, names, [], [0] * players)  # fmt: skip
+    finished = control_pb2.FinishedMatch(result=result, event_count=len(match.events), seed=seed,
+                                         actions=[a.id for a in match.actions],
+                                         rules=wire.rules(match.config))  # fmt: skip
+    return recorded_match(finished, list(wire.event_log_chunk(match.events).events))
+
+
+def test_the_export_says_the_seat_to_move_after_each_step_as_the_rules_core_does() -> None:
+    """`to_move[i]`: whose decision comes next once `events[: i + 1]` happened. After each action, the
+    rules core's `to_move`; after a number card played with cards left, the next seat in the direction
+    of play; nobody at a hand's end or the match's."""
+    match = played_match(players=3, seed=11)
+    seats = export(match)["to_move"]
+    assert isinstance(seats, list) and len(seats) == len(match.events)
+    finished = match.finished
+    state = new_match(RulesConfig(players=3, target_score=100), random.Random(finished.seed))
+    checked = 0
+    for action_id in finished.actions:
+        play_action(state, action_from_id(action_id))
+        kind = match.events[len(state.events) - 1].WhichOneof("kind")
+        if kind not in ("hand_ended", "match_ended"):
+            assert seats[len(state.events) - 1] == to_move(state)
+            checked += 1
+    assert checked > 50
+    direction, after_plays = 1, 0
+    for i, event in enumerate(match.events):
+        kind = event.WhichOneof("kind")
+        if kind == "hand_started":
+            direction = 1
+        elif kind == "direction_changed":
+            direction = event.direction_changed.direction
+        number = kind == "played" and event.played.card.rank <= pb.RANK_9 and event.played.cards_left > 1
+        if number and match.events[i + 1].WhichOneof("kind") != "played":  # whole: the turn passes
+            assert seats[i] == (event.played.seat + direction) % 3, i
+            after_plays += 1
+        if kind in ("hand_ended", "match_ended"):
+            assert seats[i] is None
+    assert after_plays > 5 and seats[-1] is None
+
+
+def test_a_log_its_actions_do_not_replay_to_says_nobody_to_move() -> None:
+    match = played_match(players=2, seed=4)
+    del match.finished.actions[-1]
+    assert export(match)["to_move"] is None

@@ -1,17 +1,30 @@
-"""`uno-arena web --listen HOST:PORT`: the read-only leaderboard page, on waitress."""
+"""`uno-arena web --listen HOST:PORT`: the read-only leaderboard page, on waitress.
+
+With `--replays DIR` and no Redis URL (neither `--redis-url` nor `UNO_ARENA_REDIS_URL`) it serves the
+replay files alone, with no Redis client: that needs Flask and waitress, not the platform, so it runs
+from the base install plus `pip install 'uno-arena[replays]'`. Nothing of the web view is imported
+here before the command runs, so each way can say what is missing.
+"""
 
 from __future__ import annotations
 
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
-import redis
+from click.core import ParameterSource
 
+from uno_arena.cli.main import PLATFORM_INSTALL, PLATFORM_MODULES
 from uno_arena.cli.options import with_redis
-from uno_arena.leaderboard.web import ServerLimits, WebServer, create_app, normal_url_prefix, redis_client
+from uno_arena.leaderboard.limits import ServerLimits
+
+if TYPE_CHECKING:
+    import redis
 
 DEFAULTS = ServerLimits()
+REPLAYS_INSTALL = "pip install 'uno-arena[replays]'"
+REPLAYS_MODULES = frozenset({"flask", "werkzeug", "jinja2", "markupsafe", "itsdangerous", "waitress"})
 
 
 @click.command("web")
@@ -31,8 +44,9 @@ DEFAULTS = ServerLimits()
               show_default=True, help="Seconds an idle or half-sent connection is kept open.")  # fmt: skip
 @click.option("--replays", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
               metavar="DIR", help="Also serve the replay files in DIR (`bot play --replay`, `match play`) at "
-                                  "/match/MATCH_ID.")  # fmt: skip
-@click.option("--url-prefix", default="", metavar="PATH", callback=lambda _c, _p, value: _url_prefix(value),
+                                  "/match/MATCH_ID; without a Redis URL, serve only them (no Redis "
+                                  "needed).")  # fmt: skip
+@click.option("--url-prefix", default="", metavar="PATH",
               help="Serve every page, file and API under PATH (e.g. /uno), for a reverse proxy that passes "
                    "the path on unchanged (docs/web.md).")  # fmt: skip
 @click.option("--trust-proxy", is_flag=True, default=False,
@@ -43,18 +57,35 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
         replays: Path | None, url_prefix: str, trust_proxy: bool, redis_url: str,
         key_prefix: str) -> None:  # fmt: skip
     """Serve the tournaments, their standings, the bots and the matches (replays and live) until Ctrl-C."""
+    context = click.get_current_context()
     host, _, port = listen.rpartition(":")
     if not host or not port.isdigit():
         raise click.ClickException(f"--listen: expected HOST:PORT, got {listen!r}")
-    client = redis_client(redis_url)
-    try:  # it must answer at the start; later, while it does not, the pages say so
-        client.ping()
-    except redis.RedisError as error:
-        raise click.ClickException(f"cannot reach Redis at {redis_url}: {error}") from None
+    source = context.get_parameter_source("redis_url")
+    replays_only = replays is not None and source in (None, ParameterSource.DEFAULT)
+    try:
+        from uno_arena.leaderboard.web import WebServer, create_app, normal_url_prefix, redis_client
+    except ImportError as error:
+        _missing(context, error, replays_only)
+    try:
+        url_path = normal_url_prefix(url_prefix)
+    except ValueError as error:
+        raise click.BadParameter(str(error), param_hint="'--url-prefix'") from None
+    client: redis.Redis | None = None
+    if not replays_only:
+        try:
+            import redis
+        except ImportError as error:
+            _missing(context, error, replays_only)
+        client = redis_client(redis_url)
+        try:  # it must answer at the start; later, while it does not, the pages say so
+            client.ping()
+        except redis.RedisError as error:
+            raise click.ClickException(f"cannot reach Redis at {redis_url}: {error}") from None
     limits = ServerLimits(threads, connection_limit, channel_timeout)
     try:
         server = WebServer(
-            create_app(client, key_prefix, refresh, replays, url_prefix, trust_proxy),
+            create_app(client, key_prefix, refresh, replays, url_path, trust_proxy),
             host.strip("[]"),
             int(port),
             limits,
@@ -62,19 +93,28 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
     except OSError as error:
         raise click.ClickException(f"cannot listen on {listen}: {error.strerror or error}") from None
     signal.signal(signal.SIGTERM, _interrupt)  # `kill` stops it like Ctrl-C
-    urls = [url.rstrip("/") + url_prefix + "/" for url in server.urls]
+    urls = [url.rstrip("/") + url_path + "/" for url in server.urls]
     behind = " (and under a trusted proxy's X-Forwarded-Prefix)" if trust_proxy else ""
-    click.echo(f"leaderboard at {', '.join(urls)}{behind} (Ctrl-C stops)")
-    if replays is not None:
-        click.echo(f"replay files of {replays} at {urls[0]}match/MATCH_ID (the file name without .json)")
+    if replays_only:
+        click.echo(f"replay files of {replays} at {', '.join(urls)}{behind} (no Redis URL given: only "
+                   "they are served; Ctrl-C stops)")  # fmt: skip
+    else:
+        click.echo(f"leaderboard at {', '.join(urls)}{behind} (Ctrl-C stops)")
+        if replays is not None:
+            click.echo(f"replay files of {replays} at {urls[0]}match/MATCH_ID (the file name without .json)")
     server.serve()
 
 
-def _url_prefix(raw: str) -> str:
-    try:
-        return normal_url_prefix(raw)
-    except ValueError as error:
-        raise click.BadParameter(str(error)) from None
+def _missing(context: click.Context, error: ImportError, replays_only: bool) -> NoReturn:
+    """Say what to install for what was asked (exit 1), or raise the error if it is not a missing extra."""
+    module = (error.name or "").partition(".")[0]
+    if replays_only and module in REPLAYS_MODULES:
+        click.echo(f"{context.command_path} --replays needs Flask and waitress: {REPLAYS_INSTALL}", err=True)
+    elif not replays_only and module in PLATFORM_MODULES | REPLAYS_MODULES:
+        click.echo(f"{context.command_path} needs the platform: {PLATFORM_INSTALL}", err=True)
+    else:
+        raise error
+    context.exit(1)
 
 
 def _interrupt(signum: int, frame: object) -> None:

@@ -25,14 +25,17 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
-import redis
 from flask import Blueprint, Flask, Response, abort, current_app, jsonify, request
 
 from uno_arena.leaderboard.context import context
 from uno_arena.records import live
 from uno_arena.records.match import match_key
 from uno_arena.records.tournament import exists, is_match_id
+
+if TYPE_CHECKING:  # annotations only: `WebServer` sets the limits of an app without Redis too
+    import redis
 
 log = logging.getLogger(__name__)
 blueprint = Blueprint("live", __name__)
@@ -77,9 +80,9 @@ def _limits() -> LiveLimits:
 @blueprint.get("/api/tournament/<tournament_id>/running")
 def running(tournament_id: str) -> Response:
     web = context()
-    if not exists(web.client, web.prefix, tournament_id):
+    if not exists(web.store, web.prefix, tournament_id):
         abort(404, f"no tournament {tournament_id!r}")
-    matches = live.running(web.client, web.prefix, tournament_id)
+    matches = live.running(web.store, web.prefix, tournament_id)
     return jsonify(running=[{"match_id": m.match_id, "bots": list(m.bots), "index": m.index}
                             for m in matches])  # fmt: skip
 
@@ -92,12 +95,12 @@ def events(match_id: str) -> Response:
         abort(400, "Last-Event-ID: not an id this stream sent")
     if not is_match_id(match_id):
         abort(404, f"no match {match_id!r}")
-    if not live.exists(web.client, web.prefix, match_id):
-        if not web.client.exists(match_key(web.prefix, match_id)):
+    if not live.exists(web.store, web.prefix, match_id):
+        if not web.store.exists(match_key(web.prefix, match_id)):
             abort(404, f"no running or recorded match {match_id!r}")
         ended = json.dumps({"match_id": match_id, "recorded": True})  # its feed is gone: it ended long ago
         return _event_stream(iter([f"event: end\ndata: {ended}\n\n"]))
-    if not live.may_have_sent(web.client, web.prefix, match_id, after):
+    if not live.may_have_sent(web.store, web.prefix, match_id, after):
         abort(400, "Last-Event-ID: not an id this stream sent")
     limits = _limits()
     if not limits.slots.acquire(blocking=False):
@@ -111,7 +114,7 @@ def events(match_id: str) -> Response:
         if released.acquire(blocking=False):
             limits.slots.release()
 
-    response = _event_stream(_entries(web.client, web.prefix, match_id, after, limits))
+    response = _event_stream(_entries(web.store, web.prefix, match_id, after, limits))
     response.call_on_close(release)
     return response
 
@@ -124,6 +127,8 @@ def _event_stream(body: Iterator[str]) -> Response:
 def _entries(client: redis.Redis, prefix: str, match_id: str, after: str,
              limits: LiveLimits) -> Iterator[str]:  # fmt: skip
     """The stream's messages after `after`, for up to `limits.stream_s`; ends early at the match's end."""
+    import redis  # here: this module is imported without Redis too (`uno-arena web --replays DIR`)
+
     yield f"retry: {limits.retry_ms}\n\n"
     deadline = time.monotonic() + limits.stream_s
     while (left_ms := int((deadline - time.monotonic()) * 1000)) > 0:

@@ -16,11 +16,13 @@ matches, charts.MAX_POINTS points).
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import logging
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import redis
 from flask import Blueprint, Response, abort, jsonify, render_template, request, url_for
@@ -28,7 +30,7 @@ from markupsafe import Markup
 
 from uno_arena.leaderboard import board, charts, history
 from uno_arena.leaderboard.context import RECENT, context
-from uno_arena.leaderboard.ratings import Rating, initial
+from uno_arena.leaderboard.ratings import Rating, initial, order_key
 from uno_arena.records import live, ruleset
 from uno_arena.records.identity import NAME, bot_key
 from uno_arena.records.match import MatchRecord, match_records
@@ -47,6 +49,7 @@ from uno_arena.records.tournament import (
 from uno_arena.rules import RulesConfig
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 blueprint = Blueprint("pages", __name__)
 
 PAGE_SIZE = 20  # tournaments per page of the index, newest first
@@ -111,19 +114,19 @@ def _page_number() -> int:
 
 def _index_view(page: int) -> View:
     web = context()
-    ids = list_ids(web.client, web.prefix)[::-1]  # newest first
+    ids = list_ids(web.store, web.prefix)[::-1]  # newest first
     pages = max(1, -(-len(ids) // PAGE_SIZE))
     if page > pages:
         abort(404, f"no page {page} (there are {pages})")
     shown = ids[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-    rows = [row for t in shown if (row := _progress_row(web.client, web.prefix, t)) is not None]
-    table = board.current(web.client, web.prefix, None)
+    rows = [row for t in shown if (row := _progress_row(web.store, web.prefix, t)) is not None]
+    table = board.current(web.store, web.prefix, None)
     parts = {
         "tournaments": _part("_tournaments.html", rows=rows, page=page, pages=pages, total=len(ids)),
         "standings": _part("_standings.html", table=table if table.standings else None),
     }
     # its standings are over every tournament: it can change while any of them can, listed here or not
-    live = any(row["live"] for row in rows) or _any_live(web.client, web.prefix, ids)
+    live = any(row["live"] for row in rows) or _any_live(web.store, web.prefix, ids)
     data = {"page": page, "pages": pages, "tournaments": rows}
     return View("all tournaments", parts, live, url_for("pages.overview_json", page=page), data)
 
@@ -143,7 +146,7 @@ def tournament_json(tournament_id: str) -> Response:
 
 def _tournament_view(tournament_id: str) -> View:
     web = context()
-    client, prefix = web.client, web.prefix
+    client, prefix = web.store, web.prefix
     if not exists(client, prefix, tournament_id):
         abort(404, f"no tournament {tournament_id!r}")
     try:
@@ -156,7 +159,7 @@ def _tournament_view(tournament_id: str) -> View:
     records = match_records(client, prefix, tournament_id)
     table = board.current(client, prefix, tournament_id, records)
     running = _running(client, prefix, tournament_id)
-    recent = [_recent_row(r) for r in reversed(records[-RECENT:])]
+    recent = [_recent_row(r) for r in newest(records, lambda r: r)]
     spec = state.tournament.spec
     parts = {
         "spec": _part("_spec.html", spec=spec, rules=ruleset.summary(spec.rules), t=state.tournament),
@@ -209,7 +212,7 @@ def bot_json(name: str) -> Response:
 
 def _bot_view(name: str) -> View:
     web = context()
-    client, prefix = web.client, web.prefix
+    client, prefix = web.store, web.prefix
     if not NAME.fullmatch(name):  # also bounds its length: 63 characters
         abort(404, f"no bot {name[:80]!r}")
     records = match_records(client, prefix, None)
@@ -225,7 +228,7 @@ def _bot_view(name: str) -> View:
     row = next((r for r in table.standings if r.bot == name), None)
     opponents = history.opponents(played)
     faults = history.faults_by_kind(played)
-    recent = [_played_row(m) for m in reversed(played[-RECENT:])]
+    recent = [_played_row(m) for m in newest(played, lambda m: m.record)]
     parts = {
         "summary": _part(
             "_bot_summary.html",
@@ -245,6 +248,17 @@ def _bot_view(name: str) -> View:
             "faults": faults, "recent": recent}  # fmt: skip
     live = _plays_in_a_live_tournament(client, prefix, name)
     return View(f"bot {name}", parts, live, url_for("pages.bot_json", name=name), data)
+
+
+def newest(items: Iterable[T], record_of: Callable[[T], MatchRecord]) -> list[T]:
+    """The `RECENT` items whose matches finished last, newest first: by finish time, not by match id
+    (ids sort by tournament id, so the matches of a tournament named later would always come first)."""
+
+    def when(item: T) -> tuple[float, str]:
+        record = record_of(item)
+        return (record.finished_at, order_key(record.match_id))
+
+    return heapq.nlargest(RECENT, items, key=when)
 
 
 def _any_live(client: redis.Redis, prefix: str, ids: list[str]) -> bool:
@@ -288,7 +302,7 @@ def _played_row(match: history.PlayedMatch) -> dict[str, Any]:
     return {"match_id": record.match_id, "tournament": record.tournament, "place": match.place,
             "seats": len(record.bots), "won": match.won, "forfeited": match.forfeited, "opponents": others,
             "total": record.totals[match.seat], "totals": record.totals, "bots": record.bots,
-            "reason": record.reason_name}  # fmt: skip
+            "reason": record.reason_name, "finished": _when(record.finished_at)}  # fmt: skip
 
 
 # --- the standings as JSON ---------------------------------------------------------------------------
@@ -296,7 +310,7 @@ def _played_row(match: history.PlayedMatch) -> dict[str, Any]:
 
 @blueprint.get("/api/leaderboard/<scope>")
 def api(scope: str) -> Response:
-    client, prefix = context().client, context().prefix
+    client, prefix = context().store, context().prefix
     if scope != board.ALL and not exists(client, prefix, scope):
         abort(404, f"no tournament {scope!r}")
     values = board.current(client, prefix, None if scope == board.ALL else scope).to_dict()
@@ -341,5 +355,5 @@ def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[
 def _recent_row(record: MatchRecord) -> dict[str, Any]:
     winners = [record.bots[w] for w in record.winners]
     return {"match_id": record.match_id, "bots": record.bots, "winners": winners,
-            "totals": record.totals, "reason": record.reason_name,
+            "totals": record.totals, "reason": record.reason_name, "finished": _when(record.finished_at),
             "forfeited": [record.bots[s] for s in record.forfeited if s < len(record.bots)]}  # fmt: skip

@@ -11,9 +11,8 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import redis
 from flask import Blueprint, Response, abort, jsonify, render_template, url_for
 
 from uno_arena.leaderboard.context import context
@@ -31,6 +30,9 @@ from uno_arena.records.tournament import is_match_id
 from uno_arena.rules import ConfigError
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
+
+if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
+    import redis
 
 log = logging.getLogger(__name__)
 blueprint = Blueprint("viewer", __name__)
@@ -88,6 +90,8 @@ def match(match_id: str) -> str:
     found = _recorded(web.client, web.prefix, match_id, web.replays)
     if found is not None:
         view = replay_view(found)
+    elif web.client is None:
+        abort(404, f"no replay file of {match_id!r}")
     else:
         bots = live.running_bots(web.client, web.prefix, match_id)
         if bots is None:
@@ -152,10 +156,12 @@ def _fault_row(fault: pb.Fault, bots: tuple[str, ...]) -> FaultRow:
                     fault.strikes, fault.forfeited, step)  # fmt: skip
 
 
-def _recorded(client: redis.Redis, prefix: str, match_id: str, replays: Path | None) -> RecordedMatch | None:
-    """The match from Redis, else from the replay files; None if neither has it (an unreadable replay
-    file is a 404 saying so)."""
-    found = load_match(client, prefix, match_id) if is_match_id(match_id) else None
+def _recorded(
+    client: redis.Redis | None, prefix: str, match_id: str, replays: Path | None
+) -> RecordedMatch | None:
+    """The match from Redis (if there is one), else from the replay files; None if neither has it (an
+    unreadable replay file is a 404 saying so)."""
+    found = load_match(client, prefix, match_id) if client is not None and is_match_id(match_id) else None
     path = replay_path_in(replays, match_id) if found is None and replays is not None else None
     if path is not None:
         try:

@@ -8,6 +8,11 @@ the app, and connections are read by one event loop, so clients that send slowly
 their headers, hold a connection (up to `connection_limit`, closed after `channel_timeout_s`) but
 never a thread.
 
+Without Redis (`uno-arena web --replays DIR` and no Redis URL: `create_app(None, ...)`) it serves the
+replay files alone: an index of them at `/` (`replay_index`) and the viewer of each; then this module and
+every one that app imports need Flask and waitress only, never redis, rq or openskill (a test holds
+them so), so the base install plus `pip install flask waitress` shows local replays.
+
 An unknown or malformed tournament or match id is a 404; an error is a page of the site (error.html: the
 message and a link back to the index), or JSON for the JSON API and .json documents. A path with a
 trailing slash that names nothing is redirected (308) to the path without it; `/favicon.ico` to the
@@ -28,14 +33,10 @@ import logging
 import re
 import time
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import redis
 from flask import Flask, Response, jsonify, redirect, render_template, request, url_for
-from redis.backoff import NoBackoff
-from redis.retry import Retry
 from waitress import wasyncore
 from waitress.server import create_server
 from waitress.trigger import trigger
@@ -44,10 +45,12 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
-from uno_arena.leaderboard import live, pages, viewer
+from uno_arena.leaderboard import live, replay_index, viewer
 from uno_arena.leaderboard.context import WebContext
+from uno_arena.leaderboard.limits import ServerLimits
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
+    import redis
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
 REDIS_TIMEOUT_S = 5  # a Redis that does not answer within it makes a 503 page, not a request that hangs
@@ -57,6 +60,10 @@ log = logging.getLogger(__name__)
 def redis_client(url: str) -> redis.Redis:
     """The web view's client: it fails fast (one immediate retry, for a connection a restarted Redis
     dropped), so while Redis is down each page says so at once, and it reconnects by itself."""
+    import redis
+    from redis.backoff import NoBackoff
+    from redis.retry import Retry
+
     return redis.Redis.from_url(url, socket_connect_timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S,
                                 retry=Retry(NoBackoff(), 1))  # fmt: skip
 
@@ -121,18 +128,30 @@ class UnderPrefix:
         return self.app(environ, start_response)
 
 
-def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path | None = None,
+def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replays: Path | None = None,
                url_prefix: str = "", trust_proxy: bool = False) -> Flask:  # fmt: skip
     """`replays`: a folder of replay files (`uno-arena bot play --replay`, `match play`), served at
-    /match/<id> when Redis holds no match of that id. `url_prefix`: the path the site is served under
-    (`normal_url_prefix` checks it; "": the root). `trust_proxy`: believe one proxy's X-Forwarded-Prefix
-    (the path it strips before passing the request on) and build links under it."""
+    /match/<id> when Redis holds no match of that id. Without a client (None), the replay files alone:
+    their index and their viewer, and nothing that reads Redis is imported. `url_prefix`: the path the
+    site is served under (`normal_url_prefix` checks it; "": the root). `trust_proxy`: believe one
+    proxy's X-Forwarded-Prefix (the path it strips before passing the request on) and build links under
+    it."""
+    if client is None and replays is None:
+        raise ValueError("the web view needs a Redis client, or a folder of replay files to serve alone")
     url_path = normal_url_prefix(url_prefix)
     app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/, files from static/
-    where = redis_address(client)
+    where = redis_address(client) if client is not None else ""
     app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
-    for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
-        app.register_blueprint(blueprint)
+    app.jinja_env.globals["replays_only"] = client is None  # the pages link to nothing Redis serves
+    if client is None:
+        app.register_blueprint(replay_index.blueprint)
+        app.register_blueprint(viewer.blueprint)
+    else:
+        from uno_arena.leaderboard import pages  # the tournaments' pages: Redis, RQ's records, OpenSkill
+
+        for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
+            app.register_blueprint(blueprint)
+        _answer_redis_errors(app, where, refresh)
     app.wsgi_app = UnderPrefix(app.wsgi_app, url_path)  # type: ignore[method-assign]
     if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=0, x_prefix=1)  # type: ignore[method-assign]
@@ -164,6 +183,13 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path
         page = render_template("error.html", code=code, name=error.name, message=error.description)
         return page, code, kept
 
+    return app
+
+
+def _answer_redis_errors(app: Flask, where: str, refresh: int) -> None:
+    """While Redis does not answer: a 503 page that reloads itself, or a JSON error for the API."""
+    import redis
+
     @app.errorhandler(redis.ConnectionError)
     @app.errorhandler(redis.TimeoutError)
     def redis_down(error: redis.RedisError) -> tuple[Response | str, int, dict[str, str]]:
@@ -176,27 +202,16 @@ def create_app(client: redis.Redis, prefix: str, refresh: int = 5, replays: Path
                                updated=time.strftime("%H:%M:%S"))  # fmt: skip
         return page, 503, retry
 
-    return app
-
 
 def _wants_json() -> bool:
     return request.path.startswith("/api/") or request.path.endswith(".json")
 
 
-@dataclass(frozen=True, slots=True)
-class ServerLimits:
-    """How much the web view's server takes on; `uno-arena web` has a flag for each (docs/leaderboard.md)."""
-
-    threads: int = 8  # requests run at once; more wait, read and buffered, in the event loop
-    connection_limit: int = 1000  # open connections; past it new ones wait in the listen backlog
-    channel_timeout_s: int = 30  # an idle connection (a request never finished, too) is closed after it
-
-
 class WebServer:
     """The app on waitress at HOST:PORT (port 0: any free port): `serve` runs until `stop` or Ctrl-C."""
 
-    def __init__(self, app: Flask, host: str, port: int, limits: ServerLimits = ServerLimits()) -> None:
-        self.limits = limits
+    def __init__(self, app: Flask, host: str, port: int, limits: ServerLimits | None = None) -> None:
+        self.limits = limits = limits or ServerLimits()
         live.limit_streams(app, limits.threads)  # live streams leave threads for the pages
         self._sockets: dict[int, Any] = {}  # waitress's socket map: the listeners and every connection
         self._server = create_server(

@@ -6,7 +6,9 @@ and does nothing if the match is already recorded, so a job that runs twice coun
 half-written result never appears.
 
 `{p}:match:{match_id}` (hash):
-- `summary`: `MatchRecord` as JSON (bots, winners, totals, reason, hands, faults by seat and kind);
+- `summary`: `MatchRecord` as JSON (bots, winners, totals, reason, hands, faults by seat and kind, and
+  `finished_at`: when the match ended, which orders a bot's recent matches; a summary stored before it
+  was kept has none, and reads back with `recorded` instead);
 - `finished`: the `FinishedMatch` message (result, actions, seed, rules), zlib-compressed;
 - `log`: the complete event log as an `EventLogChunk` message, zlib-compressed;
 - `tournament`, `index`, `recorded` (unix seconds).
@@ -114,6 +116,7 @@ class MatchRecord:
     faults: tuple[Faults, ...]  # by seat
     seed: int
     actions: int  # how many actions were applied (the list is in the `finished` message)
+    finished_at: float = 0.0  # unix seconds the match ended (0.0: unknown); recent matches are by it
 
     @property
     def reason_name(self) -> str:
@@ -121,8 +124,9 @@ class MatchRecord:
 
     @classmethod
     def from_finished(
-        cls, finished: control_pb2.FinishedMatch, tournament: str, index: int, match_id: str
-    ) -> MatchRecord:
+        cls, finished: control_pb2.FinishedMatch, tournament: str, index: int, match_id: str,
+        finished_at: float = 0.0,
+    ) -> MatchRecord:  # fmt: skip
         result = finished.result
         kinds: list[list[pb.FaultKind]] = [[] for _ in result.bots]
         for fault in finished.faults:
@@ -135,7 +139,7 @@ class MatchRecord:
         faults = tuple(Faults.count(k) for k in kinds)
         return cls(match_id, tournament, index, tuple(result.bots), result.reason, tuple(result.winners),
                    tuple(result.totals), tuple(result.forfeited), hands, faults, finished.seed,
-                   len(finished.actions))  # fmt: skip
+                   len(finished.actions), finished_at)  # fmt: skip
 
     def to_json(self) -> str:
         """The stored form: plain JSON, enum values by their names (so the stored text reads well)."""
@@ -150,7 +154,9 @@ class MatchRecord:
         return values
 
     @classmethod
-    def from_json(cls, raw: bytes | str) -> MatchRecord:
+    def from_json(cls, raw: bytes | str, recorded: float = 0.0) -> MatchRecord:
+        """`recorded`: when the match was recorded, the finish time of a summary stored before
+        `finished_at` was kept (the match hash's `recorded`, a replay file's modification time)."""
         values: dict[str, Any] = json.loads(raw)
         hands = tuple(
             HandRecord(h["winner"], tuple(h["points"]), number_of(pb.HandEnd, h["reason"]))
@@ -161,25 +167,30 @@ class MatchRecord:
         return cls(str(values["match_id"]), str(values["tournament"]), int(values["index"]),
                    tuple(values["bots"]), number_of(pb.MatchEnd, values["reason"]),
                    tuple(values["winners"]), tuple(values["totals"]), tuple(values.get("forfeited", ())),
-                   hands, faults, int(values["seed"]), int(values["actions"]))  # fmt: skip
+                   hands, faults, int(values["seed"]), int(values["actions"]),
+                   float(values.get("finished_at", recorded)))  # fmt: skip
 
 
 FAULT_KINDS: tuple[str, ...] = names_of(pb.FaultKind)
 
 
 def record(
-    client: redis.Redis, keys: Keys, index: int, finished: control_pb2.FinishedMatch, log: bytes
-) -> bool:
+    client: redis.Redis, keys: Keys, index: int, finished: control_pb2.FinishedMatch, log: bytes,
+    finished_at: float | None = None,
+) -> bool:  # fmt: skip
     """Record a finished match of the tournament; False if it was recorded before (nothing changes).
 
     `log` is the serialized `EventLogChunk` of every event: the log chunks as
-    received, concatenated (protobuf merges repeated fields), never re-encoded.
+    received, concatenated (protobuf merges repeated fields), never re-encoded. `finished_at`: when the
+    match ended (unix seconds; default now), kept even if recording it waited out a Redis outage.
     """
     match_id = keys.match_id(index)
-    summary = MatchRecord.from_finished(finished, keys.tournament_id, index, match_id)
+    now = time.time()
+    ended = now if finished_at is None else finished_at
+    summary = MatchRecord.from_finished(finished, keys.tournament_id, index, match_id, ended)
     argv: list[str | bytes | float] = [index, match_id, summary.to_json(),
                                        zlib.compress(finished.SerializeToString(), 1), zlib.compress(log, 1),
-                                       time.time(), keys.tournament_id]  # fmt: skip
+                                       now, keys.tournament_id]  # fmt: skip
     script_keys = [match_key(keys.prefix, match_id), keys.state, keys.errors, keys.results, keys.tournament]
     return bool(client.eval(_RECORD, len(script_keys), *script_keys, *argv))
 
@@ -208,8 +219,9 @@ def load_match(client: redis.Redis, prefix: str, match_id: str) -> RecordedMatch
         return None
     finished = control_pb2.FinishedMatch.FromString(zlib.decompress(_bytes(raw[b"finished"])))
     log = control_pb2.EventLogChunk.FromString(zlib.decompress(_bytes(raw[b"log"])))
-    return RecordedMatch(MatchRecord.from_json(raw[b"summary"]), finished, list(log.events),
-                         float(raw[b"recorded"]))  # fmt: skip
+    recorded = float(raw[b"recorded"])
+    return RecordedMatch(MatchRecord.from_json(raw[b"summary"], recorded), finished, list(log.events),
+                         recorded)  # fmt: skip
 
 
 def _bytes(value: bytes | str) -> bytes:
@@ -223,8 +235,9 @@ def match_records(client: redis.Redis, prefix: str, tournament_id: str | None) -
     ids = [text(i) for i in client.lrange(Keys(prefix, tournament_id).results, 0, -1)]
     with client.pipeline(transaction=False) as pipe:
         for match_id in ids:
-            pipe.hget(match_key(prefix, match_id), "summary")
-        return [MatchRecord.from_json(raw) for raw in pipe.execute() if raw is not None]
+            pipe.hmget(match_key(prefix, match_id), "summary", "recorded")
+        return [MatchRecord.from_json(raw, float(recorded or 0.0))
+                for raw, recorded in pipe.execute() if raw is not None]  # fmt: skip
 
 
 MAX_PAGE = 1000  # matches per `tournament_matches` page: a client asks for a page, never for all
@@ -262,12 +275,13 @@ def tournament_matches(
         pipe.hmget(keys.schedule, indices)
         pipe.hmget(keys.errors, indices)
         for index in indices:
-            pipe.hget(match_key(prefix, keys.match_id(index)), "summary")
+            pipe.hmget(match_key(prefix, keys.match_id(index)), "summary", "recorded")
         scheduled, errors, *summaries = pipe.execute()
     matches = []
-    for (index, match_state), raw, error, summary in zip(page, scheduled, errors, summaries, strict=True):
+    for (index, match_state), raw, error, (summary, recorded) in zip(page, scheduled, errors, summaries,
+                                                                     strict=True):  # fmt: skip
         bots = tuple(json.loads(raw)["bots"]) if raw is not None else ()
-        record = MatchRecord.from_json(summary) if summary is not None else None
+        record = MatchRecord.from_json(summary, float(recorded or 0.0)) if summary is not None else None
         matches.append(TournamentMatch(index, keys.match_id(index), bots, match_state, record,
                                        text(error) if error is not None else ""))  # fmt: skip
     return matches, len(found)

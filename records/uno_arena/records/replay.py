@@ -16,6 +16,7 @@ import json
 import os
 import random
 import re
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,12 +43,17 @@ class ReplayFileError(ValueError):
 
 def export(match: RecordedMatch) -> dict[str, object]:
     """The match as JSON-ready values; `automatic_events` (indices into `events`) are the events the text
-    marks `[automatic]`, so the web view marks the same ones (a reader of replay files ignores them)."""
+    marks `[automatic]`, so the web view marks the same ones, and `to_move[i]` the seat whose decision
+    comes next once `events[: i + 1]` happened (`seats_to_move`; null when the actions do not replay to
+    the log), which the viewer marks "to move" (a reader of replay files ignores both)."""
+    placed = placed_faults(match)[0]
+    replayed = decisions(match)
     return {
         "summary": match.record.to_dict(),
         "finished": MessageToDict(match.finished, preserving_proto_field_name=True),
         "events": [MessageToDict(e, preserving_proto_field_name=True) for e in match.events],
-        "automatic_events": sorted(automatic_events(match, placed_faults(match)[0])),
+        "automatic_events": sorted(_automatic_events(match, placed, replayed)),
+        "to_move": seats_to_move(match, replayed),
     }
 
 
@@ -182,12 +188,35 @@ def automatic_actions(placed: Sequence[PlacedFault], replayed: Sequence[Decision
     return automatic
 
 
+def seats_to_move(match: RecordedMatch, replayed: Sequence[Decision] | None) -> list[int | None] | None:
+    """For each step (the table after `events[: i + 1]`), the seat whose decision comes next: the seat of
+    the first action whose events begin after it (`replayed`, from `decisions`). None at a step that
+    ends a hand or the match (between hands nobody is to move) and after the last action; None for the
+    whole match when its actions do not replay to its log. Public: whose turn it is is no secret."""
+    if replayed is None:
+        return None
+    seats: list[int | None] = []
+    upcoming = 0  # the first action whose events have not begun by this step
+    for shown, event in enumerate(match.events, 1):
+        while upcoming < len(replayed) and replayed[upcoming].first_event < shown:
+            upcoming += 1
+        ends = event.WhichOneof("kind") in ("hand_ended", "match_ended")
+        seats.append(replayed[upcoming].seat if upcoming < len(replayed) and not ends else None)
+    return seats
+
+
 def automatic_events(match: RecordedMatch, placed: Sequence[PlacedFault]) -> set[int]:
     """Indices of the events that show automatic moves: those naming the action's own seat (its draw,
     its keep, its play, the cards it took), up to the end of the hand; not the other seats' consequences.
     Empty without faults, and when the record's actions do not replay to its log."""
-    replayed = decisions(match) if placed else None
-    if replayed is None:
+    return _automatic_events(match, placed, decisions(match) if placed else None)
+
+
+def _automatic_events(
+    match: RecordedMatch, placed: Sequence[PlacedFault], replayed: Sequence[Decision] | None
+) -> set[int]:
+    """`automatic_events`, from the match's `decisions` (None: they do not replay to the log)."""
+    if not placed or replayed is None:
         return set()
     marked = set()
     for action in sorted(automatic_actions(placed, replayed)):
@@ -386,8 +415,10 @@ def recorded_match(
     index: int = 0,
     recorded: float = 0.0,
 ) -> RecordedMatch:
-    """A match played outside a tournament (the local arena, `match play`) as a record, to export."""
-    record = MatchRecord.from_finished(finished, tournament, index, finished.result.match_id)
+    """A match played outside a tournament (the local arena, `match play`) as a record, to export; it
+    finished at `recorded` (unix seconds), or now if not given."""
+    ended = recorded or time.time()
+    record = MatchRecord.from_finished(finished, tournament, index, finished.result.match_id, ended)
     return RecordedMatch(record, finished, list(events), recorded)
 
 
@@ -440,11 +471,19 @@ def read_replay_file(path: Path) -> RecordedMatch:
     try:
         finished = ParseDict(values["finished"], control_pb2.FinishedMatch())
         events = [ParseDict(e, pb.Event()) for e in values["events"]]
-        record = MatchRecord.from_json(json.dumps(values["summary"]))
+        record = MatchRecord.from_json(json.dumps(values["summary"]), _modified(path))
     except (ParseError, ValueError, KeyError, TypeError, AttributeError) as error:
         raise ReplayFileError(f"{path}: not a valid replay file: {error}") from None
     if len(record.bots) != len(finished.result.bots) or any(
         len(e.hand_ended.points) != len(record.bots) for e in events if e.HasField("hand_ended")
     ):
         raise ReplayFileError(f"{path}: not a valid replay file: its summary and result name other seats")
-    return RecordedMatch(record, finished, events, path.stat().st_mtime)
+    return RecordedMatch(record, finished, events, _modified(path))
+
+
+def _modified(path: Path) -> float:
+    """When the file was written: the finish time of a replay written before summaries kept one."""
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0

@@ -124,7 +124,9 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
                 follower.close()
                 _end_feed(feed, recorded=False, reason=reason)
                 raise
-            new = waiting(lambda: record(client, keys, index, finished, log_bytes), "recording the result")
+            ended = time.time()  # the finish time, even if recording waits out a Redis outage
+            new = waiting(lambda: record(client, keys, index, finished, log_bytes, ended),
+                          "recording the result")  # fmt: skip
             follower.close()  # after recording: following never delays the record
             _end_feed(feed, recorded=True)
         finally:

@@ -7,6 +7,9 @@
  * match_ended event: the replay adds one from the result as its last step.
  * The table's state is computed from the events alone (a reducer), kept as a snapshot every SNAPSHOT
  * steps, so any step is at most SNAPSHOT events away. Plain JavaScript, no build step, no libraries.
+ * The seat to move (▶, "to move": whose decision comes next) is the replay JSON's `to_move[step - 1]`,
+ * from the rules core on the server; the seat the step's event is about is outlined "just played".
+ * Live, nothing says whose decision comes next (the public events do not), so only the latter shows.
  */
 "use strict";
 (function () {
@@ -373,6 +376,7 @@
       this.faults = [];
       this.forfeited = [];
       this.automatic = [];
+      this.toMove = null; // per step, the seat whose decision comes next (a replay's `to_move`), or null
       this.endFromResult = null; // the step of a match_ended made from the result, if the log has none
       this.marks = [];
       this.forfeitAt = {};
@@ -394,6 +398,7 @@
       this.faults = (replay.finished && replay.finished.faults) || [];
       this.forfeited = (replay.summary && replay.summary.forfeited) || [];
       this.automatic = replay.automatic_events || [];
+      this.toMove = Array.isArray(replay.to_move) ? replay.to_move : null;
       if (replay.summary && replay.summary.bots) this.names = replay.summary.bots;
       const events = (replay.events || []).slice();
       const result = replay.finished && replay.finished.result;
@@ -598,6 +603,7 @@
       const event = this.events[index];
       const [kind, e] = kindOf(event);
       const actor = actorOf(kind, e);
+      const toMove = this.toMoveAt(index);
       const marks = this.marks[index] || [];
       // the seats
       this.seatElements.forEach((element, seat) => {
@@ -614,7 +620,10 @@
         const badgeHolder = element.querySelector(".badges");
         badgeHolder.textContent = "";
         badges.forEach(([cls, text]) => badgeHolder.append(this.badge(cls, text)));
-        element.classList.toggle("acting", actor === seat);
+        element.classList.toggle("to-move", toMove === seat);
+        element.classList.toggle("just-played", actor === seat);
+        element.title = [actor === seat ? "just played" : "", toMove === seat ? "to move" : ""]
+          .filter(Boolean).join("; ");
         const cards = element.querySelector(".cards");
         cards.textContent = "";
         const hand = state.hands[seat];
@@ -648,6 +657,12 @@
       label.textContent = `Step ${this.step}`;
       now.append(label, ` ${describe(event, this.names)} `);
       marks.forEach(([cls, text]) => now.append(this.badge(cls, text)));
+      if (toMove !== null) {
+        const next = document.createElement("span");
+        next.className = "next";
+        next.textContent = `▶ ${this.names[toMove] || `seat ${toMove}`} to move`;
+        now.append(" ", next);
+      }
       now.className = `now${marks.length ? " marked" : ""}`;
       // controls
       this.$("scrubber").value = String(this.step);
@@ -666,6 +681,14 @@
       }
       this.drawChartCursor();
       return previous;
+    }
+
+    /** The seat whose decision comes next after the step at `index` (0-based), or null (unknown, between
+     * hands, or over: a match_ended the viewer added from the result has none). */
+    toMoveAt(index) {
+      if (!this.toMove || index >= this.toMove.length) return null;
+      const seat = this.toMove[index];
+      return Number.isInteger(seat) && seat >= 0 && seat < this.players ? seat : null;
     }
 
     badge(cls, text) {

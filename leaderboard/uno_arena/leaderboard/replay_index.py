@@ -1,0 +1,76 @@
+"""The index of a folder of replay files, for the web view without Redis (`uno-arena web --replays DIR`
+and no Redis URL): the newest files first, each with its bots, winner and end, linked to its viewer.
+
+It reads only the files (each one's `summary`), so it imports Flask and nothing of the platform. At
+most `LISTED` files are read per request (the newest); the page says how many more there are.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from flask import Blueprint, render_template
+
+from uno_arena.leaderboard.context import context
+from uno_arena.records.replay import REPLAY_SUFFIX, replay_path_in
+
+log = logging.getLogger(__name__)
+blueprint = Blueprint("replay_index", __name__)
+
+LISTED = 100  # replay files read and listed per request, newest first
+
+
+@dataclass(frozen=True, slots=True)
+class ReplayRow:
+    """One replay file as the index lists it; `problem` says why a file did not read as a replay."""
+
+    match_id: str  # the file's name without .json: its viewer is /match/<match_id>
+    modified: str
+    bots: tuple[str, ...] = ()
+    winners: tuple[str, ...] = ()
+    reason: str = ""
+    problem: str = ""
+
+
+@blueprint.get("/")
+def index() -> str:
+    folder = context().replays
+    assert folder is not None  # an app without Redis always has its folder (`create_app`)
+    files = _replay_files(folder)
+    rows = [_row(path, modified) for modified, path in files[:LISTED]]
+    return render_template("replays.html", rows=rows, total=len(files), folder=str(folder))
+
+
+def _replay_files(folder: Path) -> list[tuple[float, Path]]:
+    """The folder's replay files the viewer serves, newest first (a file removed meanwhile is left out)."""
+    found = []
+    try:
+        entries = list(folder.iterdir())
+    except OSError as error:
+        log.warning("replay files: cannot list %s: %s", folder, error)
+        return []
+    for path in entries:
+        if path.suffix != REPLAY_SUFFIX or replay_path_in(folder, path.stem) is None:
+            continue  # not a replay file's name, a folder, or a partial file being written (`.x.partial`)
+        try:
+            found.append((path.stat().st_mtime, path))
+        except OSError:
+            continue
+    return sorted(found, key=lambda item: (-item[0], item[1].name))
+
+
+def _row(path: Path, modified: float) -> ReplayRow:
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(modified))
+    try:
+        summary: Any = json.loads(path.read_text(encoding="utf-8"))["summary"]
+        bots = tuple(str(bot) for bot in summary["bots"])
+        winners = tuple(bots[seat] for seat in summary["winners"] if 0 <= int(seat) < len(bots))
+        return ReplayRow(path.stem, when, bots, winners, str(summary["reason"]))
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+        log.warning("replay files: %s does not read as a replay: %r", path, error)
+        return ReplayRow(path.stem, when, problem="not a readable replay file")
