@@ -18,7 +18,7 @@ from tests.conftest import RunningServer
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control
 from tests.test_bot_stop import finished_of
-from uno_arena.sdk import Action, Observation
+from uno_arena.sdk import Action, Fault, FaultKind, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
@@ -100,6 +100,10 @@ class Thinker(GreedyBot):
 
     def __init__(self) -> None:
         self.asked = 0
+        self.faults: list[Fault] = []
+
+    def on_fault(self, fault: Fault) -> None:
+        self.faults.append(fault)
 
     async def decide(self, observation: Observation) -> Action:
         self.asked += 1
@@ -140,6 +144,7 @@ def test_a_slow_bot_on_a_slow_link_answers_its_safe_default_in_time(
         if probing:  # three decisions answered, the fourth asked: then the seat leaves, ending the match
             deadline = time.monotonic() + 20
             while thinker.asked < 4:
+                assert not [f for f in thinker.faults if f.kind is FaultKind.TIMEOUT], thinker.faults
                 assert not slow.finished.is_set() and time.monotonic() < deadline, thinker.asked
                 time.sleep(0.01)  # polls a condition with a deadline
             slow.stop()  # the seat forfeits after the disconnect grace
