@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import TextIO
 
 import click
 
@@ -115,20 +116,19 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
     abandoned: list[int] = []  # the running matches a second Ctrl-C left behind
 
     def on_signal(signum: signal.Signals) -> None:
+        # Act first, then say so: a message that cannot be written (a closed pipe) must not lose the
+        # signal (asyncio only logs what a signal callback raises, to that same closed pipe).
         running = client.running_matches
         if not client.draining:
-            click.echo(
-                f"draining: finishing {_matches(running)} (Ctrl-C again to stop now: "
-                f"{'it' if running == 1 else 'they'} will be forfeited)",
-                err=True,
-            )
             client.drain(signum.name)
-        else:
-            click.echo(
-                "stopping now" + (f": {_matches(running)} will be forfeited" if running else ""), err=True
+            _say(
+                f"draining: finishing {_matches(running)} (Ctrl-C again to stop now: "
+                f"{'it' if running == 1 else 'they'} will be forfeited)"
             )
+        else:
             abandoned.append(running)
             client.stop()
+            _say("stopping now" + (f": {_matches(running)} will be forfeited" if running else ""))
 
     async def main() -> None:
         loop = asyncio.get_running_loop()
@@ -144,11 +144,39 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
         raise click.ClickException(str(replaced)) from None
     except BotRefused as refused:
         raise click.ClickException(f"the server refused {name!r}: {refused}") from None
+    finally:
+        _flush_stdout()  # the bot's own prints: a closed pipe must not turn the exit into an error
     if abandoned and abandoned[-1]:
-        click.echo(f"{name} stopped: {_matches(abandoned[-1])} forfeited", err=True)
+        _say(f"{name} stopped: {_matches(abandoned[-1])} forfeited")
         raise SystemExit(1)
-    click.echo(f"{name} stopped" + (": its matches finished" if client.drained else ""), err=True)
+    _say(f"{name} stopped" + (": its matches finished" if client.drained else ""))
 
 
 def _matches(count: int) -> str:
     return plural(count, "running match")
+
+
+def _say(message: str) -> None:
+    """One line to stderr; if stderr is a closed pipe (`bot run ... 2>&1 | head`), stderr goes to devnull
+    from then on, as the Python docs advise for a broken pipe, and the bot carries on quietly."""
+    try:
+        click.echo(message, err=True)
+    except BrokenPipeError:
+        _to_devnull(sys.stderr)
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _to_devnull(sys.stdout)
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point `stream`'s file descriptor at devnull: its pending and later writes (log lines, the
+    interpreter's flush at exit) succeed and vanish instead of failing with EPIPE."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)

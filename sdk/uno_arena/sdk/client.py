@@ -34,6 +34,7 @@ from uno_arena.sdk.events import (
     match_result_from,
 )
 from uno_arena.sdk.observation import Observation, observation_from
+from uno_arena.sdk.round_trip import RoundTrip
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,10 @@ class BotReplaced(BotRefused):
 class ClientSettings:
     max_matches: int = 4
     ask_single: bool = False
-    deadline_margin: float = 0.15  # answer the safe default this many seconds before the deadline
+    # The safe default goes out this far before the deadline plus the measured round trip
+    # (`uno_arena.sdk.round_trip`); until the first Pong, and with `rtt_probe_s` 0, this many seconds before.
+    deadline_margin: float = 0.15
+    rtt_probe_s: float = 1.0  # a Ping every this many seconds measures the round trip; 0: never
     backoff_initial: float = 0.5  # first wait before reconnecting; doubles per failed attempt ...
     backoff_max: float = 5.0  # ... up to this; back to `backoff_initial` once the server welcomed us
     # While draining, how long to keep trying to get back to running matches after the stream is lost
@@ -96,6 +100,9 @@ class BotClient:
         self.drain_reason = ""
         self.drained = False  # the server ended the stream OK after our Drain: every match finished
         self.running: set[str] = set()  # ids of the matches started and not finished, as last told
+        self.round_trip = RoundTrip(initial=self.settings.deadline_margin)  # kept across reconnects
+        self._ping: tuple[int, float] | None = None  # the Ping awaiting its Pong: nonce, monotonic time sent
+        self._nonce = 0
 
     def stop(self) -> None:
         """Stop at once: the stream ends, and the server forfeits the running matches."""
@@ -217,6 +224,7 @@ class BotClient:
                 if self._drain.is_set():  # reconnected to finish running matches: still draining
                     await call.write(bot_pb2.BotMessage(drain=bot_pb2.Drain(reason=self.drain_reason)))
                 self._call = call  # from now on drain() writes Drain itself
+                self._ping = None  # a Pong of the last stream never comes
             stopper = asyncio.create_task(self._stop.wait())
             try:
                 while True:
@@ -250,6 +258,8 @@ class BotClient:
             self.connections += 1
             self.connected.set()
             self._spawn(self._welcomed())
+            if self.settings.rtt_probe_s > 0 and self._call is not None:
+                self._spawn(self._probe(self._call))
             log.info(
                 "%s connected to %s (%d matches at once)", self.name, self.server, message.welcome.max_matches
             )
@@ -264,7 +274,11 @@ class BotClient:
             events = [event_from(e) for e in message.events.events]
             self._hook(self.bot.on_events, message.events.match_id, events)
         elif kind == "decision_request":
-            self._spawn(self._decide(message.decision_request))
+            self._spawn(self._decide(message.decision_request, time.monotonic()))
+        elif kind == "pong":
+            if self._ping is not None and message.pong.nonce == self._ping[0]:
+                self.round_trip.observe(time.monotonic() - self._ping[1])
+                self._ping = None
         elif kind == "hand_result":
             self._hook(self.bot.on_hand_end, hand_result_from(message.hand_result))
         elif kind == "draining":
@@ -294,11 +308,33 @@ class BotClient:
         except Exception:
             log.exception("%s raised in the bot's code", getattr(hook, "__name__", "hook"))
 
-    async def _decide(self, request: bot_pb2.DecisionRequest) -> None:
+    def deadline_margin(self, deadline: float) -> float:
+        """How long before a `deadline` (seconds after the request arrived) the answer must leave."""
+        unanswered = time.monotonic() - self._ping[1] if self._ping is not None else 0.0
+        return self.round_trip.margin(deadline, unanswered)
+
+    async def _probe(self, call: _Call) -> None:
+        """A Ping now and every `rtt_probe_s` while the last one has had its Pong: the round trip it
+        measures (the Pong queues in the server's outbox like a request) sets the deadline margin."""
+        while True:
+            if self._ping is None:
+                self._nonce += 1
+                async with self._write_lock:
+                    self._ping = (self._nonce, time.monotonic())
+                    try:
+                        await call.write(bot_pb2.BotMessage(ping=bot_pb2.Ping(nonce=self._nonce)))
+                    except Exception:  # the stream ended (grpc's own error types): the next one probes
+                        return
+            await asyncio.sleep(self.settings.rtt_probe_s)
+
+    async def _decide(self, request: bot_pb2.DecisionRequest, arrived: float) -> None:
+        """`arrived`: when the request was read (monotonic); its deadline counts from then."""
+        deadline = request.deadline_ms / 1000
+        due = arrived + deadline - self.deadline_margin(deadline)  # when the answer must leave
         if request.events:
             self._hook(self.bot.on_events, request.match_id, [event_from(e) for e in request.events])
         observation = observation_from(request.match_id, request)
-        budget = max(request.deadline_ms / 1000 - self.settings.deadline_margin, 0.01)
+        budget = max(due - time.monotonic(), 0.01)
         action, failure = await self._choose(observation, budget)
         async with self._write_lock:
             decision = bot_pb2.Decision(request_id=request.request_id, action_id=action.id)

@@ -1,0 +1,160 @@
+"""A bot behind a slow link gets its safe default in on time: the margin follows the measured round trip.
+
+A real match server, a real SDK client, and between them an in-process TCP proxy on loopback that
+holds every chunk for a fixed time each way (it serves only this test and stops with it).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.conftest import RunningServer
+from tests.sdk.runner import BackgroundBot
+from tests.server.botclient import control
+from tests.test_bot_stop import finished_of
+from uno_arena.sdk import Action, Fault, FaultKind, Observation
+from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+
+ONE_WAY = 0.12  # seconds each way: a 0.24 s round trip, more than the old fixed 0.15 s margin
+DEADLINE_MS = 500
+
+
+class DelayingProxy:
+    """127.0.0.1:PORT -> `target`, each chunk forwarded `delay` seconds after it was read, in order."""
+
+    def __init__(self, target_port: int, delay: float) -> None:
+        self.target_port, self.delay = target_port, delay
+        self.loop = asyncio.new_event_loop()
+        self._server: asyncio.Server | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        started = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(started,), name="delaying-proxy", daemon=True)
+        self.thread.start()
+        assert started.wait(10), "the proxy did not start"
+        assert self._server is not None
+        self.port: int = self._server.sockets[0].getsockname()[1]
+
+    def _run(self, started: threading.Event) -> None:
+        asyncio.set_event_loop(self.loop)
+        self._server = self.loop.run_until_complete(asyncio.start_server(self._accept, "127.0.0.1", 0))
+        started.set()
+        self.loop.run_forever()
+        for task in self._tasks:
+            task.cancel()
+        self._server.close()
+        self.loop.run_until_complete(asyncio.gather(*self._tasks, return_exceptions=True))
+        self.loop.close()
+
+    async def _accept(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
+        server_in, server_out = await asyncio.open_connection("127.0.0.1", self.target_port)
+        for reader, writer in ((client_in, server_out), (server_in, client_out)):
+            task = asyncio.create_task(self._pipe(reader, writer))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
+        sender = asyncio.create_task(self._send(held, writer))
+        try:
+            while chunk := await reader.read(65536):
+                held.put_nowait((time.monotonic() + self.delay, chunk))
+            held.put_nowait((time.monotonic() + self.delay, b""))  # the end, after what came before
+            await sender
+        finally:
+            sender.cancel()
+            writer.close()
+
+    async def _send(self, held: asyncio.Queue[tuple[float, bytes]], writer: asyncio.StreamWriter) -> None:
+        while True:
+            due, chunk = await held.get()
+            await asyncio.sleep(max(due - time.monotonic(), 0))  # the link's delay itself
+            if not chunk:
+                with contextlib.suppress(OSError):
+                    writer.write_eof()
+                return
+            writer.write(chunk)
+            await writer.drain()
+
+    def close(self) -> None:
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)
+
+
+@pytest.fixture
+def slow_link(match_server: RunningServer) -> Iterator[DelayingProxy]:
+    proxy = DelayingProxy(match_server.port, ONE_WAY)
+    yield proxy
+    proxy.close()
+
+
+class Thinker(GreedyBot):
+    """Thinks longer than any deadline: every decision is the SDK's safe default."""
+
+    def __init__(self) -> None:
+        self.asked = 0
+        self.faults: list[Fault] = []
+
+    def on_fault(self, fault: Fault) -> None:
+        self.faults.append(fault)
+
+    async def decide(self, observation: Observation) -> Action:
+        self.asked += 1
+        await asyncio.sleep(30)  # abandoned by the SDK at its budget (nothing waits for it)
+        return observation.legal.safe_default()
+
+
+@pytest.mark.parametrize("probing", [True, False], ids=["measured-margin", "fixed-margin"])
+def test_a_slow_bot_on_a_slow_link_answers_its_safe_default_in_time(
+    match_server: RunningServer, slow_link: DelayingProxy, probing: bool
+) -> None:
+    """Measured: every default arrives in time, no TIMEOUT. Fixed 0.15 s (probing off, the old
+    behaviour): each default leaves 0.35 s after its request arrived and reaches the server at about
+    0.59 s of a 0.5 s deadline: TIMEOUT, until three strikes forfeit the seat."""
+    thinker = Thinker()
+    settings = {"rtt_probe_s": 1.0 if probing else 0.0}
+    slow = BackgroundBot(
+        thinker, f"127.0.0.1:{slow_link.port}", "slow", match_server.register("slow"), **settings
+    )
+    quick = BackgroundBot(GreedyBot(), match_server.address, "quick", match_server.register("quick"))
+    try:
+        slow.wait_connected()
+        quick.wait_connected()
+        deadline = time.monotonic() + 10
+        while probing and slow.client.round_trip.srtt is None:  # the first Pong is back
+            assert time.monotonic() < deadline, "no round trip measured"
+            time.sleep(0.01)  # polls a condition with a deadline
+        if probing:
+            assert slow.client.round_trip.srtt is not None and slow.client.round_trip.srtt >= 2 * ONE_WAY
+        stub, metadata = control(match_server.address, match_server.control_token)
+        request = control_pb2.PlayMatchRequest(
+            match_id="slow-link",
+            bots=["quick", "slow"],
+            decision_timeout_ms=DEADLINE_MS,
+            disconnect_grace_ms=200,
+        )
+        progress = stub.PlayMatch(request, metadata=metadata, timeout=60)  # the call starts now
+        if probing:  # three decisions answered, the fourth asked: then the seat leaves, ending the match
+            deadline = time.monotonic() + 20
+            while thinker.asked < 4:
+                assert not [f for f in thinker.faults if f.kind is FaultKind.TIMEOUT], thinker.faults
+                assert not slow.finished.is_set() and time.monotonic() < deadline, thinker.asked
+                time.sleep(0.01)  # polls a condition with a deadline
+            slow.stop()  # the seat forfeits after the disconnect grace
+        finished = finished_of(progress)
+    finally:
+        slow.stop()
+        quick.stop()
+    timeouts = [f for f in finished.faults if f.seat == 1 and f.kind == pb.FAULT_KIND_TIMEOUT]
+    if probing:
+        assert thinker.asked >= 4 and not timeouts, [f.detail for f in finished.faults]
+        assert {f.kind for f in finished.faults} <= {pb.FAULT_KIND_DISCONNECTED}
+    else:
+        assert len(timeouts) == 3 and list(finished.result.forfeited) == [1]
