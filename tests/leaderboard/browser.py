@@ -64,9 +64,9 @@ def new_browser(size: tuple[int, int] = WIDE, network_log: bool = False) -> Any:
     return webdriver.Chrome(options=options, service=Service(executable_path=CHROMEDRIVER))
 
 
-@pytest.fixture
-def browser() -> Iterator[Any]:
-    """A wide headless chromium (1280 px), closed after the test."""
+@pytest.fixture(scope="session")
+def _wide_chromium() -> Iterator[Any]:
+    """One wide chromium per test process: starting one costs a second or two, more than most tests."""
     driver = new_browser(WIDE)
     try:
         yield driver
@@ -74,14 +74,34 @@ def browser() -> Iterator[Any]:
         driver.quit()
 
 
-@pytest.fixture
-def narrow_browser() -> Iterator[Any]:
-    """A 400 px wide headless chromium, closed after the test."""
+@pytest.fixture(scope="session")
+def _narrow_chromium() -> Iterator[Any]:
     driver = new_browser(NARROW)
     try:
         yield driver
     finally:
         driver.quit()
+
+
+def _fresh(driver: Any, size: tuple[int, int]) -> Any:
+    """The shared browser as a new one would be: a blank page, no cookies, its size (each test serves
+    on a port of its own, so no page's storage is another test's)."""
+    driver.get("about:blank")
+    driver.delete_all_cookies()
+    driver.set_window_size(*size)
+    return driver
+
+
+@pytest.fixture
+def browser(_wide_chromium: Any) -> Any:
+    """A wide headless chromium (1280 px), blank and sized at the start of the test."""
+    return _fresh(_wide_chromium, WIDE)
+
+
+@pytest.fixture
+def narrow_browser(_narrow_chromium: Any) -> Any:
+    """A 400 px wide headless chromium, blank and sized at the start of the test."""
+    return _fresh(_narrow_chromium, NARROW)
 
 
 def requests_made(driver: Any) -> list[tuple[str, str, int | None]]:

@@ -165,8 +165,9 @@ def test_a_replay_is_stepped_through_and_its_forfeit_stands_out(forfeited: Recor
         # step by step with the right arrow: the top card and the hand sizes follow the events
         before = table(browser)
         tops, sizes_seen = set(), set()
-        for step in range(2, 120):
-            press(browser, Key.ARROW_RIGHT)
+        body = browser.find_element(By.TAG_NAME, "body")
+        for step in range(2, 60):
+            body.send_keys(Key.ARROW_RIGHT)
             now = at_step(browser, step)
             kind = events[step - 1].WhichOneof("kind")
             if kind == "played":
@@ -182,9 +183,9 @@ def test_a_replay_is_stepped_through_and_its_forfeit_stands_out(forfeited: Recor
             tops.add(now["top"])
             sizes_seen.add(tuple(now["sizes"]))
             before = now
-        assert len(tops) > 10 and len(sizes_seen) > 20
+        assert len(tops) > 5 and len(sizes_seen) > 10
         press(browser, Key.ARROW_LEFT)
-        at_step(browser, 118)
+        at_step(browser, 58)
 
         # hand by hand: down (and Page Down) to the next hand's start, up back
         starts = [i + 1 for i, e in enumerate(events) if e.WhichOneof("kind") == "hand_started"]

@@ -388,6 +388,7 @@ def test_the_example_bots_play_stacking_matches_and_stack_to_pass_a_penalty_on()
 HOUSE = RulesConfig(target_score=150, stacking=True, jump_in=True, seven_zero=True, multi_play=True)
 
 
+@pytest.mark.slow  # 360 matches for the statistics; the example bots' house-rule decisions are checked below
 def test_with_every_house_rule_on_strong_beats_greedy_beats_random() -> None:
     strong = play([StrongBot, GreedyBot], seats=2, matches=300, rules=HOUSE, seed=16, keep_matches=False)
     assert strong.stats("StrongBot").win_low > 0.5
