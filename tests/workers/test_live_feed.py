@@ -128,11 +128,11 @@ def test_a_feed_that_cannot_be_written_never_stops_the_match(
 
 
 class SlowRandomBot(RandomBot):
-    """Random among its plays (when it has one: uniform play draws for hundreds of turns), 5 ms per
+    """Random among its plays (when it has one: uniform play draws for hundreds of turns), 10 ms per
     decision: a match played again after a server restart goes differently."""
 
     def decide(self, observation: Observation) -> Action:
-        time.sleep(0.005)
+        time.sleep(0.01)
         plays = observation.legal.plays()
         return self.rng.choice(plays) if plays else super().decide(observation)
 
@@ -160,7 +160,8 @@ def test_after_a_server_restart_the_feed_holds_the_match_played_again(
             bots.append(BackgroundBot(SlowRandomBot(seed), server.address, name,
                                       identity.register_bot(client, prefix, name)))  # fmt: skip
             bots[-1].wait_connected()
-        spec = spec_from_dict({"name": "again", "bots": ["rnd1", "rnd2"], "target": 50,
+        # to 150: seconds of play are left when the server is killed after the first 40 events
+        spec = spec_from_dict({"name": "again", "bots": ["rnd1", "rnd2"], "target": 150,
                                "server": server.address, "retries": {"attempts": 1}})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         match_id = Keys(prefix, tournament_id).match_id(0)
