@@ -107,8 +107,7 @@ OPTION_SETS |= {
     "all_house_rules_short": {**OPTION_SETS["short"], **ALL_HOUSE_RULES},
 }
 # The share of the matches and hands below that is played: 1 unless `UNO_ARENA_CONFORMANCE_SHARE`
-# says less (CI's second pass over the compiled build plays a quarter: the same cases, fewer seeds;
-# the golden playthroughs pin that both builds play alike).
+# says less (a quick look at a change: the same cases, fewer seeds).
 SHARE = float(os.environ.get("UNO_ARENA_CONFORMANCE_SHARE", "1"))
 MATCHES_PER_CASE = {
     name: max(1, round((60 if name in BEFORE_ISSUE_16 else 8) * SHARE)) for name in OPTION_SETS
