@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import RunningServer, start_server, stop_server
+from tests.conftest import RunningServer, free_port, start_server, stop_server
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control, play_match
+from tests.workers.harness import wait_until
 from uno_arena.records import identity
 from uno_arena.sdk import Action, Bot, BotRefused, BotReplaced, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
@@ -226,3 +227,20 @@ def test_the_reconnect_backoff_starts_over_after_each_welcome(
             waits.append(float(record.getMessage().split()[2]))
             after_welcome = False
     assert len(waits) == 3 and max(waits) <= 0.2 * 1.2 + 0.05, waits
+
+
+def test_a_server_that_never_answers_is_said_once_not_at_every_retry(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Nothing listening: one clear warning, then quiet retries (it said "connection ... lost" for a
+    connection that never existed, with gRPC's raw text, at every retry)."""
+    caplog.set_level(logging.INFO, logger="uno_arena.sdk.client")
+    address = f"127.0.0.1:{free_port()}"
+    bot = BackgroundBot(GreedyBot(), address, "nobody-home", "token", backoff_initial=0.02, backoff_max=0.05)
+    try:
+        retries = lambda: sum(r.getMessage().startswith("reconnecting in") for r in caplog.records)  # noqa: E731
+        wait_until(lambda: retries() >= 4, 30, "four retries")
+    finally:
+        bot.stop()
+    warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert warnings == [f"no match server answers at {address}; retrying until one does"], warnings

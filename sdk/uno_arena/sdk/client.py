@@ -157,6 +157,7 @@ class BotClient:
         """
         backoff = self.settings.backoff_initial
         lost_at: float | None = None  # when the stream was lost, while not welcomed since
+        unanswered = False  # said that no server answers, and none has since
         while not self._stop.is_set() and not self._drain_over(lost_at):
             welcomed = self.connections
             ended_ok = False
@@ -164,7 +165,15 @@ class BotClient:
                 ended_ok = await self._session()
             except grpc.aio.AioRpcError as error:
                 self._raise_if_final(error)
-                log.warning("connection to %s lost: %s %s", self.server, error.code().name, error.details())
+                if self.connections > welcomed or error.code() is not grpc.StatusCode.UNAVAILABLE:
+                    log.warning("connection to %s lost: %s %s", self.server, error.code().name, error.details())
+                elif not unanswered:  # nothing listening (yet, or any more): said once, not every retry
+                    log.warning("no match server answers at %s; retrying until one does", self.server)
+                else:
+                    log.debug("still no match server at %s: %s", self.server, error.details())
+                unanswered = unanswered or (
+                    self.connections == welcomed and error.code() is grpc.StatusCode.UNAVAILABLE
+                )
             finally:
                 self.connected.clear()
             if self._stop.is_set():
@@ -177,6 +186,7 @@ class BotClient:
                 lost_at = time.monotonic()
             if self.connections > welcomed:
                 backoff = self.settings.backoff_initial  # it was up: a restart, not a server that is down
+                unanswered = False
             if self._drain_over(lost_at):
                 break
             delay = min(backoff, self.settings.backoff_max) * random.uniform(0.8, 1.2)
