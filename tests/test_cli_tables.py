@@ -108,3 +108,21 @@ def test_long_ids_and_names_at_80_columns(redis_prefix: tuple[redis.Redis, str])
     _assert_whole(standings, tournament_id, *BOTS)
     assert "columns hidden: --wide or --json shows them" in " ".join(standings.split()), standings
     assert "hands won" in _invoke(prefix, "leaderboard", tournament_id, "--wide")
+
+
+def test_bot_play_at_80_columns_wide_and_json() -> None:
+    """`bot play`'s result table fits 80 columns with the bots' names whole, says what it hid, and
+    `--wide` and `--json` show everything (it printed 160-column rows whatever the terminal)."""
+    bots = ["uno_arena.sdk.examples.greedy_bot:GreedyBot", "uno_arena.sdk.examples.strong_bot:StrongBot"]
+    args = ["bot", "play", *bots, "--matches", "2", "--seed", "3"]
+    shown = CliRunner().invoke(cli, args, env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    table = shown.stdout.split("matches at 2 seats", 1)[1]
+    assert max(map(len, table.splitlines())) <= 80, table
+    _assert_whole(table, "GreedyBot", "StrongBot")
+    assert re.search(r"columns? hidden: --wide or --json shows (it|them)", table), table
+    wide = CliRunner().invoke(cli, [*args, "--wide"], env={"COLUMNS": "80"}).stdout
+    assert "decisions" in wide and "hidden" not in wide, wide
+    result = json.loads(CliRunner().invoke(cli, [*args, "--json"], env={"COLUMNS": "80"}).stdout)
+    assert [b["bot"] for b in result["bots"]] == ["GreedyBot", "StrongBot"] and result["seed"] == 3
+    assert sum(b["wins"] for b in result["bots"]) == result["matches"] == 2

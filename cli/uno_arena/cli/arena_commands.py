@@ -6,6 +6,8 @@ server's encoder and the records' file format (both in the base install too) onl
 
 from __future__ import annotations
 
+import json
+import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -14,10 +16,10 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.table import Table
 
 from uno_arena.cli.bot_commands import load_bot_class
 from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.rules import RulesConfig
 from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
@@ -65,6 +67,8 @@ if TYPE_CHECKING:
     metavar="DIR",
     help="Write each match's replay file into DIR (`uno-arena replay FILE` shows one).",
 )
+@wide_option
+@json_option
 def play_command(
     targets: tuple[str, ...],
     seats: int | None,
@@ -74,13 +78,15 @@ def play_command(
     deadline: float | None,
     ask_single: bool,
     replay_dir: Path | None,
+    wide: bool,
+    as_json: bool,
 ) -> None:
     """Play BOTs (file.py:Class or module:Class) against each other in-process: no server, no Redis."""
     classes = [load_bot_class(target) for target in targets]
     config = parse_rules(rules_text, seats or min(max(len(targets), 2), 10))
-    console = Console()
-    if not console.is_terminal:  # a pipe or a file: no terminal width to fit, keep each row on one line
-        console = Console(width=160)
+    console = Console(stderr=as_json)  # with --json, standard output is the JSON alone
+    if not console.is_terminal and "COLUMNS" not in os.environ:  # a pipe or a file: nothing to fit
+        console = Console(width=160, stderr=as_json)
     seed = secrets.randbits(62) if seed is None else seed
     console.print(f"seed {seed} (play the same deals again with --seed {seed})", soft_wrap=True)  # copyable
     write = _replay_writer(replay_dir) if replay_dir is not None else None
@@ -99,27 +105,55 @@ def play_command(
                           ask_single=ask_single, on_match=played, keep_matches=False)  # fmt: skip
         except ArenaError as error:
             raise click.UsageError(str(error)) from None
-    _print_result(console, result)
+    if as_json:
+        click.echo(json.dumps(_result_dict(result, seed), indent=1))
+    else:
+        _print_result(console, result, wide)
     if written:
         replays = plural(len(written), "replay")
         console.print(f"{replays} in {replay_dir}; e.g. uno-arena replay {written[0]}", soft_wrap=True)
 
 
-def _print_result(console: Console, result: ArenaResult) -> None:
-    rules = {
-        k: v for k, v in result.config.to_dict().items() if v != getattr(RulesConfig(), k) and k != "players"
-    }
+_RESULT_COLUMNS = (
+    Column("bot", whole=True),
+    Column("matches", whole=True, justify="right", drop=3),
+    Column("wins", whole=True, justify="right"),
+    Column("win rate [95% CI]"),
+    Column("points/match", whole=True, justify="right", drop=2),
+    Column("exceptions", whole=True, justify="right", drop=4),
+    Column("timeouts", whole=True, justify="right", drop=5),
+    Column("decisions", whole=True, justify="right", drop=1),
+)
+
+
+def _changed_rules(result: ArenaResult) -> dict[str, object]:
+    default = RulesConfig()
+    return {k: v for k, v in result.config.to_dict().items() if v != getattr(default, k) and k != "players"}
+
+
+def _result_dict(result: ArenaResult, seed: int) -> dict[str, object]:
+    """The result as JSON: what the table shows, every field, and how it was played."""
+    bots = [{"bot": b.name, "matches": b.matches, "wins": b.wins, "win_rate": b.win_rate,
+             "win_low": b.win_low, "win_high": b.win_high, "points_per_match": b.points_per_match,
+             "exceptions": b.exceptions, "timeouts": b.timeouts, "decisions": b.decisions}
+            for b in result.bots]  # fmt: skip
+    return {"matches": result.played, "seats": result.seats, "seed": seed, "rules": _changed_rules(result),
+            "deadline_s": result.deadline, "bots": bots, "decisions": result.decisions,
+            "actions": result.actions, "seconds": result.seconds}  # fmt: skip
+
+
+def _print_result(console: Console, result: ArenaResult, wide: bool) -> None:
+    rules = _changed_rules(result)
     title = f"{plural(result.played, 'match')} at {result.seats} seats"
     if rules:
         title += f", rules {rules}"
-    table = Table("bot", "matches", "wins", "win rate [95% CI]", "points/match", "exceptions", "timeouts",
-                  "decisions", title=title)  # fmt: skip
+    rows = []
     for bot in result.bots:
         rate = f"{bot.win_rate:.3f} [{bot.win_low:.3f}, {bot.win_high:.3f}]"
         wins = str(int(bot.wins)) if bot.wins.is_integer() else f"{bot.wins:.2f}"  # shared wins: fractions
-        table.add_row(bot.name, str(bot.matches), wins, rate, f"{bot.points_per_match:.1f}",
-                      str(bot.exceptions), str(bot.timeouts), str(bot.decisions))  # fmt: skip
-    console.print(table)
+        rows.append([bot.name, str(bot.matches), wins, rate, f"{bot.points_per_match:.1f}",
+                     str(bot.exceptions), str(bot.timeouts), str(bot.decisions)])  # fmt: skip
+    print_fitted(console, _RESULT_COLUMNS, rows, wide, title=title)
     deadline = f"deadline {result.deadline:g} s" if result.deadline is not None else "no deadline"
     console.print(f"{result.decisions_per_s:,.0f} decisions/s ({plural(result.decisions, 'decision')}, "
                   f"{plural(result.actions, 'action')} in {result.seconds:.1f} s; {deadline})")  # fmt: skip

@@ -165,15 +165,15 @@ class BotClient:
                 ended_ok = await self._session()
             except grpc.aio.AioRpcError as error:
                 self._raise_if_final(error)
-                if self.connections > welcomed or error.code() is not grpc.StatusCode.UNAVAILABLE:
-                    log.warning("connection to %s lost: %s %s", self.server, error.code().name, error.details())
+                code = error.code()
+                if self.connections > welcomed or code is not grpc.StatusCode.UNAVAILABLE:
+                    log.warning("connection to %s lost: %s %s", self.server, code.name, error.details())
                 elif not unanswered:  # nothing listening (yet, or any more): said once, not every retry
                     log.warning("no match server answers at %s; retrying until one does", self.server)
                 else:
                     log.debug("still no match server at %s: %s", self.server, error.details())
-                unanswered = unanswered or (
-                    self.connections == welcomed and error.code() is grpc.StatusCode.UNAVAILABLE
-                )
+                never_up = self.connections == welcomed and code is grpc.StatusCode.UNAVAILABLE
+                unanswered = unanswered or never_up
             finally:
                 self.connected.clear()
             if self._stop.is_set():
