@@ -191,6 +191,28 @@ def test_match_play_picks_a_fresh_seed_and_prints_it(match_server: RunningServer
     assert seeds[2] == 7
 
 
+def test_match_play_prints_its_result_as_json(match_server: RunningServer) -> None:
+    bots = {name: BackgroundBot(GreedyBot(), match_server.address, name, match_server.register(name))
+            for name in ("json-a", "json-b")}  # fmt: skip
+    for bot in bots.values():
+        bot.wait_connected()
+    env = {"UNO_ARENA_CONTROL_TOKEN": match_server.control_token, "COLUMNS": "80"}
+    command = ["match", "play", *bots, "--server", match_server.address, "--target", "30", "--no-replay",
+               "--seed", "5"]  # fmt: skip
+    try:
+        shown = CliRunner().invoke(cli, [*command, "--json"], env=env, catch_exceptions=False)
+        wide = CliRunner().invoke(cli, [*command, "--wide"], env=env, catch_exceptions=False)
+    finally:
+        for bot in bots.values():
+            bot.stop()
+    assert shown.exit_code == 0, shown.output
+    result = json.loads(shown.stdout)  # the seed line and the progress went to standard error
+    assert result["seed"] == 5 and result["end"] == "target_reached" and result["replay"] is None
+    assert [s["bot"] for s in result["seats"]] == ["json-a", "json-b"]
+    assert sum(s["winner"] for s in result["seats"]) >= 1
+    assert wide.exit_code == 0 and "faults" in wide.stdout, wide.output
+
+
 def test_match_play_takes_rules_options(match_server: RunningServer, tmp_path: Path) -> None:
     """Every house rule by name, with an official option; the replay file and its text say them back."""
     bots = {name: BackgroundBot(GreedyBot(), match_server.address, name, match_server.register(name))

@@ -126,3 +126,16 @@ def test_bot_play_at_80_columns_wide_and_json() -> None:
     result = json.loads(CliRunner().invoke(cli, [*args, "--json"], env={"COLUMNS": "80"}).stdout)
     assert [b["bot"] for b in result["bots"]] == ["GreedyBot", "StrongBot"] and result["seed"] == 3
     assert sum(b["wins"] for b in result["bots"]) == result["matches"] == 2
+
+
+def test_rules_show_at_80_columns_and_as_json() -> None:
+    shown = CliRunner().invoke(cli, ["rules", "show"], env={"COLUMNS": "80"})
+    assert shown.exit_code == 0, shown.output
+    assert max(map(len, shown.stdout.splitlines())) <= 80, shown.stdout
+    for name in ("first_wild_draw_four", "draw_until_playable", "draw_each_hand", "multi_play"):
+        assert re.search(rf"(?<![\w]){name}(?![\w])", shown.stdout), (name, shown.stdout)
+    assert "[rules] in a tournament spec" in " ".join(shown.stdout.split()), shown.stdout
+    listed = json.loads(CliRunner().invoke(cli, ["rules", "show", "--json", "--rules", "stacking"]).stdout)
+    stacking = next(o for o in listed if o["option"] == "stacking")
+    assert stacking == {"option": "stacking", "value": True, "ruling": 25, "what": stacking["what"]}
+    assert "RULINGS" in CliRunner().invoke(cli, ["rules", "show", "--wide"], env={"COLUMNS": "80"}).stdout

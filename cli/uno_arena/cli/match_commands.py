@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import uuid
 from dataclasses import replace
@@ -10,10 +11,10 @@ from pathlib import Path
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
-from rich.table import Table
 
 from uno_arena.cli.options import dial, server_option
 from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.server import wire
 from uno_arena.v1 import control_pb2, control_pb2_grpc
@@ -61,14 +62,16 @@ def match() -> None:
     help="Where the match's replay file is written (`uno-arena replay FILE` shows it).",
 )
 @click.option("--no-replay", is_flag=True, help="Write no replay file.")
+@wide_option
+@json_option
 def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | None, target: int,
          rules_text: str, match_id: str | None, wait: int, replay_dir: Path,
-         no_replay: bool) -> None:  # fmt: skip
+         no_replay: bool, wide: bool, as_json: bool) -> None:  # fmt: skip
     """Play one match between the connected BOTS (in seat order) and print the result."""
     seats = min(max(len(bots), 2), 10)  # the server checks the count of BOTS itself
     config = parse_rules(rules_text, seats, {"players": "the BOTS listed", "target_score": "--target"})
     seed = choose_seed(seed)
-    console = Console()
+    console = Console(stderr=as_json)  # with --json, standard output is the JSON alone
     console.print(f"seed {seed} (play the same deal again with --seed {seed})", soft_wrap=True)  # copyable
     request = control_pb2.PlayMatchRequest(
         match_id=match_id or f"cli-{uuid.uuid4().hex[:10]}",
@@ -82,16 +85,30 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         finished, events = _follow(stub, request, control_token, target, console)
     result = finished.result
     ended = name_of(pb.MatchEnd, result.reason)  # "target_reached", as `uno-arena replay` says it
-    table = Table("seat", "bot", "total", "faults", title=f"match {result.match_id}: {ended}")
+    path = None if no_replay else _write_replay(finished, events, replay_dir)
+    if as_json:
+        by_seat = [{"seat": seat, "bot": name, "total": result.totals[seat], "faults": result.faults[seat],
+                  "winner": seat in result.winners, "forfeited": seat in result.forfeited}
+                 for seat, name in enumerate(result.bots)]  # fmt: skip
+        click.echo(json.dumps({"match_id": result.match_id, "end": ended, "seed": finished.seed,
+                               "hands": len(result.hands), "events": finished.event_count,
+                               "actions": len(finished.actions), "seats": by_seat,
+                               "replay": str(path) if path is not None else None}, indent=1))  # fmt: skip
+        return
+    rows = []
     for seat, name in enumerate(result.bots):
         mark = " (winner)" if seat in result.winners else " (forfeited)" if seat in result.forfeited else ""
-        table.add_row(str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat]))
-    console.print(table)
+        rows.append([str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat])])
+    print_fitted(console, _SEAT_COLUMNS, rows, wide, title=f"match {result.match_id}: {ended}")
     console.print(f"{plural(len(result.hands), 'hand')}, {plural(finished.event_count, 'event')}; replay: "
                   f"seed {finished.seed}, {plural(len(finished.actions), 'action')}")  # fmt: skip
-    if not no_replay:
-        path = _write_replay(finished, events, replay_dir)
+    if path is not None:
         console.print(f"recorded: uno-arena replay {path}", soft_wrap=True)
+
+
+_SEAT_COLUMNS = (Column("seat", whole=True, justify="right"), Column("bot"),
+                 Column("total", whole=True, justify="right"), Column("faults", whole=True, justify="right",
+                                                                       drop=1))  # fmt: skip
 
 
 def _write_replay(finished: control_pb2.FinishedMatch, events: list[pb.Event], folder: Path) -> Path:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import random
 import time
 from collections import Counter
@@ -13,6 +14,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.rules import (
     ConfigError,
@@ -130,16 +132,32 @@ RULES_HELP = (
 @rules.command("show")
 @click.option("--rules", "rules_text", default="", metavar="NAME[=V],...", help=RULES_HELP)
 @click.option("-o", "--option", "options", multiple=True, metavar="KEY=VALUE", help="Override an option.")
-def show(rules_text: str, options: tuple[str, ...]) -> None:
+@wide_option
+@json_option
+def show(rules_text: str, options: tuple[str, ...], wide: bool, as_json: bool) -> None:
     """Print the rules configuration (defaults, or with overrides): each option, its value, its ruling."""
     config = _with_rules(parse_options(options, None), rules_text)
-    caption = ("the house rules are off by default and combine freely: --rules stacking,jump_in here, "
-               "and in bot play, match play, demo; [rules] in a tournament spec")  # fmt: skip
-    table = Table("option", "value", "RULINGS", "what it does", title="Rules configuration", caption=caption)
+    if as_json:
+        listed = []
+        for key, value in config.to_dict().items():
+            ruling, what = OPTIONS.get(key, (0, ""))
+            listed.append({"option": key, "value": value, "ruling": ruling or None, "what": what})
+        click.echo(json.dumps(listed, indent=1))
+        return
+    # "\\[": a bracket, not rich markup
+    caption = (
+        "the house rules are off by default and combine freely: --rules stacking,jump_in here, "
+        "and in bot play, match play, demo; \\[rules] in a tournament spec"
+    )  # fmt: skip (\[: not markup)
+    rows = []
     for key, value in config.to_dict().items():
         ruling, what = OPTIONS.get(key, (0, ""))
-        table.add_row(key, str(value), str(ruling or ""), what)
-    Console().print(table)
+        rows.append([key, str(value), str(ruling or ""), what])
+    print_fitted(Console(), _OPTION_COLUMNS, rows, wide, title="Rules configuration", caption=caption)
+
+
+_OPTION_COLUMNS = (Column("option", whole=True), Column("value", whole=True), Column("RULINGS", whole=True,
+                   drop=1), Column("what it does"))  # fmt: skip
 
 
 @rules.command("simulate")
