@@ -3,8 +3,15 @@ that do not fit left out and named under the table, `--wide` for all of them and
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import pty
 import re
+import struct
+import subprocess
+import sys
+import termios
 
 import redis
 from click.testing import CliRunner
@@ -110,20 +117,42 @@ def test_long_ids_and_names_at_80_columns(redis_prefix: tuple[redis.Redis, str])
     assert "hands won" in _invoke(prefix, "leaderboard", tournament_id, "--wide")
 
 
+def in_terminal(args: list[str], columns: int = 80) -> str:
+    """What `uno-arena ARGS` shows in a real terminal (a pseudo-terminal) `columns` wide, escapes removed:
+    `bot play` fits the terminal it has, and prints whole rows into a pipe or a file."""
+    leader, follower = pty.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
+    env = {**os.environ, "COLUMNS": str(columns), "LINES": "24", "NO_COLOR": "1"}
+    command = [sys.executable, "-m", "uno_arena.cli", *args]
+    process = subprocess.Popen(command, stdin=follower, stdout=follower, stderr=follower, env=env)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the command exited and closed its end
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    assert process.wait(60) == 0, b"".join(chunks).decode(errors="replace")
+    os.close(leader)
+    text = b"".join(chunks).decode(errors="replace").replace("\r", "")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", text)
+
+
 def test_bot_play_at_80_columns_wide_and_json() -> None:
-    """`bot play`'s result table fits 80 columns with the bots' names whole, says what it hid, and
-    `--wide` and `--json` show everything (it printed 160-column rows whatever the terminal)."""
+    """`bot play`'s result table fits an 80-column terminal with the bots' names whole, says what it
+    hid, and `--wide` and `--json` show everything (it folded names and cut columns short)."""
     bots = ["uno_arena.sdk.examples.greedy_bot:GreedyBot", "uno_arena.sdk.examples.strong_bot:StrongBot"]
     args = ["bot", "play", *bots, "--matches", "2", "--seed", "3"]
-    shown = CliRunner().invoke(cli, args, env={"COLUMNS": "80"})
-    assert shown.exit_code == 0, shown.output
-    table = shown.stdout.split("matches at 2 seats", 1)[1]
-    assert max(map(len, table.splitlines())) <= 80, table
+    table = in_terminal(args).split("matches at 2 seats", 1)[1]
+    assert max(map(len, table.rstrip().splitlines())) <= 80, table
     _assert_whole(table, "GreedyBot", "StrongBot")
     assert re.search(r"columns? hidden: --wide or --json shows (it|them)", table), table
-    wide = CliRunner().invoke(cli, [*args, "--wide"], env={"COLUMNS": "80"}).stdout
+    wide = in_terminal([*args, "--wide"])
     assert "decisions" in wide and "hidden" not in wide, wide
-    result = json.loads(CliRunner().invoke(cli, [*args, "--json"], env={"COLUMNS": "80"}).stdout)
+    result = json.loads(CliRunner().invoke(cli, [*args, "--json"]).stdout)
     assert [b["bot"] for b in result["bots"]] == ["GreedyBot", "StrongBot"] and result["seed"] == 3
     assert sum(b["wins"] for b in result["bots"]) == result["matches"] == 2
 

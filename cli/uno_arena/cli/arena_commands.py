@@ -7,7 +7,6 @@ server's encoder and the records' file format (both in the base install too) onl
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from collections.abc import Callable
 from pathlib import Path
@@ -85,7 +84,7 @@ def play_command(
     classes = [load_bot_class(target) for target in targets]
     config = parse_rules(rules_text, seats or min(max(len(targets), 2), 10))
     console = Console(stderr=as_json)  # with --json, standard output is the JSON alone
-    if not console.is_terminal and "COLUMNS" not in os.environ:  # a pipe or a file: nothing to fit
+    if not console.is_terminal:  # a pipe or a file: no terminal width to fit, keep each row on one line
         console = Console(width=160, stderr=as_json)
     seed = secrets.randbits(62) if seed is None else seed
     console.print(f"seed {seed} (play the same deals again with --seed {seed})", soft_wrap=True)  # copyable
