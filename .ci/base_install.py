@@ -190,7 +190,7 @@ def play_across_installs(base_bin: Path, redis_url: str, prefix: str, work: Path
         if ": target_reached" not in out or "(forfeited)" in out or "(winner)" not in out:
             raise SystemExit("the match did not finish by reaching the target")
         for name in bots:  # its row: seat, bot, total, faults
-            if not re.search(rf"│ \d+ +│ {name}( \(winner\))? +│ \d+ +│ 0 +│", out):
+            if not re.search(rf"│ +\d+ +│ {name}( \(winner\))? +│ +\d+ +│ +0 +│", out):
                 raise SystemExit(f"{name} did not play the match without faults")
         for bot in processes[1:]:
             code = bot.stop(30)
