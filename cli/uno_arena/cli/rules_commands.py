@@ -137,22 +137,16 @@ RULES_HELP = (
 def show(rules_text: str, options: tuple[str, ...], wide: bool, as_json: bool) -> None:
     """Print the rules configuration (defaults, or with overrides): each option, its value, its ruling."""
     config = _with_rules(parse_options(options, None), rules_text)
+    listed = [(key, value, *OPTIONS.get(key, (0, ""))) for key, value in config.to_dict().items()]
     if as_json:
-        listed = []
-        for key, value in config.to_dict().items():
-            ruling, what = OPTIONS.get(key, (0, ""))
-            listed.append({"option": key, "value": value, "ruling": ruling or None, "what": what})
-        click.echo(json.dumps(listed, indent=1))
+        click.echo(json.dumps([{"option": key, "value": value, "ruling": ruling or None, "what": what}
+                               for key, value, ruling, what in listed], indent=1))  # fmt: skip
         return
-    # "\\[": a bracket, not rich markup
-    caption = (
+    caption = (  # "\\[": a bracket, not rich markup
         "the house rules are off by default and combine freely: --rules stacking,jump_in here, "
         "and in bot play, match play, demo; \\[rules] in a tournament spec"
-    )  # fmt: skip (\[: not markup)
-    rows = []
-    for key, value in config.to_dict().items():
-        ruling, what = OPTIONS.get(key, (0, ""))
-        rows.append([key, str(value), str(ruling or ""), what])
+    )
+    rows = [[key, str(value), str(ruling or ""), what] for key, value, ruling, what in listed]
     print_fitted(Console(), _OPTION_COLUMNS, rows, wide, title="Rules configuration", caption=caption)
 
 

@@ -143,6 +143,7 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
     where = redis_address(client) if client is not None else ""
     app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
     app.jinja_env.globals["replays_only"] = client is None  # the pages link to nothing Redis serves
+    app.jinja_env.globals["home_endpoint"] = "replay_index.index" if client is None else "pages.overview"
     if client is None:
         app.register_blueprint(replay_index.blueprint)
         app.register_blueprint(viewer.blueprint)
