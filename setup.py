@@ -44,10 +44,13 @@ RULES = [
     "deck",
     "statistics",
 ]
-SERVER = ["wire", "match_host", "gateway"]  # the server's hot path: a decision's request and its answer
-COMPILED = [f"rules/uno_arena/rules/{name}.py" for name in RULES] + [
-    f"server/uno_arena/server/{name}.py" for name in SERVER
-]
+CODEC = ["codec"]  # the one converter between the rules core's values and the wire
+SERVER = ["match_host", "gateway"]  # the server's hot path: a decision's request and its answer
+COMPILED = (
+    [f"rules/uno_arena/rules/{name}.py" for name in RULES]
+    + [f"proto/uno_arena/v1/{name}.py" for name in CODEC]
+    + [f"server/uno_arena/server/{name}.py" for name in SERVER]
+)
 
 GROUP = "uno_arena_native"  # the shared library of the compiled modules: uno_arena_native__mypyc
 ENVIRONMENT = "UNO_ARENA_BUILD"

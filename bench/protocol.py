@@ -64,8 +64,13 @@ from uno_arena.records import identity  # noqa: E402
 from uno_arena.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
 from uno_arena.rules.build import ENVIRONMENT  # noqa: E402
 from uno_arena.rules.runner import eager_choices  # noqa: E402
-from uno_arena.server import wire  # noqa: E402
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc  # noqa: E402
+from uno_arena.v1 import (  # noqa: E402
+    bot_pb2,
+    bot_pb2_grpc,
+    codec,
+    control_pb2,
+    control_pb2_grpc,
+)
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
 
 DEFAULT_COMPILED_PYTHON = ROOT / "build" / "venv-compiled" / "bin" / "python"
@@ -86,10 +91,10 @@ def typical_request(samples: int = 400) -> bytes:
         if match.result is not None:
             match, sent = new_match(RulesConfig(players=2), rng), [0, 0]
         seat, legal = match.hand.to_move, legal_actions(match)
-        events = [wire.event(seen_by(e, seat)) for e in match.events[sent[seat] :]]
+        events = [codec.event(seen_by(e, seat)) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
         match_id = "tournament-1/match-12"
-        request = wire.decision_request(match, seat, legal, match_id, f"{match_id}#123", 1000, events)
+        request = codec.decision_request(match, seat, legal, match_id, f"{match_id}#123", 1000, events)
         requests.append(bot_pb2.ServerMessage(decision_request=request).SerializeToString())
         apply(match, rng.choice(eager_choices(legal)))
     return sorted(requests, key=len)[len(requests) // 2]
@@ -419,7 +424,7 @@ class ServerBuild:
 PROBE = """
 import uno_arena.server.match_host
 from uno_arena.rules.build import BUILD, compiled_modules
-hot_path = {"uno_arena.server.wire", "uno_arena.server.match_host", "uno_arena.server.gateway"}
+hot_path = {"uno_arena.v1.codec", "uno_arena.server.match_host", "uno_arena.server.gateway"}
 print(BUILD if BUILD == "interpreted" or hot_path <= set(compiled_modules()) else "compiled-rules-only")
 """
 

@@ -37,8 +37,11 @@ from bench.protocol import free_port  # noqa: E402
 from uno_arena.records import identity  # noqa: E402
 from uno_arena.records.spec import TournamentSpec, spec_from_dict  # noqa: E402
 from uno_arena.records.tournament import TournamentStatus, load, scheduled_match  # noqa: E402
-from uno_arena.server import wire  # noqa: E402
-from uno_arena.v1 import control_pb2, control_pb2_grpc  # noqa: E402
+from uno_arena.v1 import (  # noqa: E402
+    codec,
+    control_pb2,
+    control_pb2_grpc,
+)
 from uno_arena.workers import lifecycle  # noqa: E402
 from uno_arena.workers.queue import delete_prefix  # noqa: E402
 
@@ -115,7 +118,7 @@ def direct(client: redis.Redis, prefix: str, spec: TournamentSpec, token: str, c
         request = control_pb2.PlayMatchRequest(
             match_id=f"direct-{tournament_id}-{index}",
             bots=list(match.bots),
-            rules=wire.rules(spec.rules),
+            rules=codec.rules(spec.rules),
             seed=match.seed,
         )
         with grpc.insecure_channel(spec.server) as channel:

@@ -32,7 +32,7 @@ def test_the_build_is_one_of_two_and_every_report_names_it() -> None:
     compiled = build.compiled_modules()
     if build.BUILD == "compiled":
         assert {"uno_arena.rules.hand", "uno_arena.rules.legal", "uno_arena.rules.event"} <= set(compiled)
-        hot_path = {"uno_arena.server.wire", "uno_arena.server.match_host", "uno_arena.server.gateway"}
+        hot_path = {"uno_arena.v1.codec", "uno_arena.server.match_host", "uno_arena.server.gateway"}
         assert hot_path <= set(compiled)
     else:
         assert compiled == []

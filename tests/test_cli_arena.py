@@ -25,7 +25,7 @@ from uno_arena.records.replay import export, read_replay_file
 from uno_arena.rules import ACTIONS, replay_match
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
-from uno_arena.server import wire
+from uno_arena.v1 import codec
 
 CLI = [sys.executable, "-m", "uno_arena.cli"]
 GREEDY = "uno_arena.sdk.examples.greedy_bot:GreedyBot"
@@ -215,7 +215,7 @@ def replayed_totals(path: Path) -> tuple[int, ...]:
     """The match of a replay file played again through the rules core from its rules, seed and actions."""
     match = read_replay_file(path)
     finished = match.finished
-    config = wire.rules_from(finished.rules, len(finished.result.bots))
+    config = codec.rules_from(finished.rules, len(finished.result.bots))
     again = replay_match(config, finished.seed, [ACTIONS[i] for i in finished.actions])
     assert again.result is not None
     assert len(again.events) == finished.event_count == len(match.events)

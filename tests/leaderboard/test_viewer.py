@@ -52,8 +52,7 @@ from uno_arena.rules import RulesConfig, eager_random_policy, new_match, observe
 from uno_arena.rules.hand import Phase
 from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2
+from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
 
@@ -278,7 +277,7 @@ def test_the_table_at_every_step_is_the_rules_cores(forfeited: Recorded, browser
                                "direction": seen.direction,
                                "pile": seen.draw_pile_size, "scores": list(seen.scores),
                                "hand": seen.hand_number})  # fmt: skip
-        events = [MessageToDict(wire.event(e), preserving_proto_field_name=True) for e in match.events]
+        events = [MessageToDict(codec.event(e), preserving_proto_field_name=True) for e in match.events]
         cases.append({"players": players, "events": events, "checks": checks})
     with serving(create_app(forfeited.client, forfeited.prefix)) as url:
         browser.get(f"{url}/match/{forfeited.match.match_id}")
@@ -330,9 +329,9 @@ def test_every_seat_fits_from_400_px_up(forfeited: Recorded, narrow_browser: Any
     finished = control_pb2.FinishedMatch(
         result=pb.MatchResult(match_id="ten-seats", reason=pb.MATCH_END_TARGET_REACHED, bots=names,
                               winners=list(match.result.winners), totals=list(match.result.totals),
-                              hands=[wire.hand_ended(h) for h in match.result.hands]),
+                              hands=[codec.hand_ended(h) for h in match.result.hands]),
         seed=1, rules=pb.RulesConfig(target_score=100), event_count=len(match.events))  # fmt: skip
-    write_replay_file(recorded_match(finished, [wire.event(e) for e in match.events]), tmp_path)
+    write_replay_file(recorded_match(finished, [codec.event(e) for e in match.events]), tmp_path)
     app = create_app(forfeited.client, forfeited.prefix, replays=tmp_path)
     with serving(app) as url:
         for driver, match_id in ((browser, "ten-seats"), (narrow_browser, "ten-seats"),
@@ -375,7 +374,7 @@ def house_rules_replay(folder: Path) -> tuple[RecordedMatch, set[int]]:
         play(match, policy(observe(match, match.hand.to_move)), match.hand.to_move)
         whole = match.result is not None or match.hand.phase not in (Phase.LAY, Phase.SWAP)
         boundaries.append((len(match.events), whole, [len(cards) for cards in match.hand.cards]))
-    events = [wire.event(e) for e in match.events]
+    events = [codec.event(e) for e in match.events]
     counted = set()
     for i, event in enumerate(events):
         if event.WhichOneof("kind") == "played" and event.played.uno:
@@ -384,10 +383,10 @@ def house_rules_replay(folder: Path) -> tuple[RecordedMatch, set[int]]:
             if not ended and sizes[event.played.seat] == 1:
                 counted.add(i + 1)
     names = ["ada", "bob", "carol", "dave"]
-    result = wire.match_result("house-rules", wire.MATCH_ENDS[match.result.reason], match.result.winners,
+    result = codec.match_result("house-rules", codec.MATCH_ENDS[match.result.reason], match.result.winners,
                                match.result.totals, match.hand_results, names, [], [0] * 4)  # fmt: skip
     finished = control_pb2.FinishedMatch(result=result, event_count=len(events), seed=5,
-                                         rules=wire.rules(match.config),
+                                         rules=codec.rules(match.config),
                                          actions=[a.id for a in match.actions])  # fmt: skip
     recorded = recorded_match(finished, events)
     write_replay_file(recorded, folder)

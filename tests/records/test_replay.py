@@ -27,9 +27,8 @@ from uno_arena.records.replay import (
 )
 from uno_arena.rules import RulesConfig, action_from_id, legal_actions, new_match, to_move
 from uno_arena.rules import play as play_action
-from uno_arena.server import wire
 from uno_arena.server.match_host import default_action
-from uno_arena.v1 import control_pb2
+from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 RED_4 = pb.Card(colour=pb.COLOUR_RED, rank=pb.RANK_4, index=4)
@@ -206,25 +205,25 @@ def forfeited_match(players: int) -> RecordedMatch:
             if choices in (3, 4):
                 action = default_action(legal)
                 fault = pb.Fault(match_id="f-m00001", seat=seat, kind=pb.FAULT_KIND_TIMEOUT,
-                                 detail="no answer within 1 s", applied=wire.action_message(action),
+                                 detail="no answer within 1 s", applied=codec.action_message(action),
                                  strikes=choices - 2, forfeited=choices == 4)  # fmt: skip
                 fault.action_index, fault.event_index = len(match.actions), len(match.events)
                 faults.append(fault)
         play_action(match, action)
     if match.result is not None:
         reason, winners, totals = (
-            wire.MATCH_ENDS[match.result.reason],
+            codec.MATCH_ENDS[match.result.reason],
             match.result.winners,
             match.result.totals,
         )
     else:
         reason, winners, totals = pb.MATCH_END_FORFEIT, (0,), tuple(match.totals)
-    result = wire.match_result("f-m00001", reason, winners, totals, match.hand_results, bots, [faulty],
+    result = codec.match_result("f-m00001", reason, winners, totals, match.hand_results, bots, [faulty],
                                [0] * faulty + [len(faults)])  # fmt: skip
     finished = control_pb2.FinishedMatch(result=result, event_count=len(match.events), seed=7,
                                          actions=[a.id for a in match.actions], faults=faults,
-                                         rules=wire.rules(match.config))  # fmt: skip
-    return recorded_match(finished, list(wire.event_log_chunk(match.events).events), tournament="f", index=1)
+                                         rules=codec.rules(match.config))  # fmt: skip
+    return recorded_match(finished, list(codec.event_log_chunk(match.events).events), tournament="f", index=1)
 
 
 def hand_of(match: RecordedMatch, fault: pb.Fault) -> int:
@@ -362,12 +361,12 @@ def played_match(players: int, seed: int) -> RecordedMatch:
     rng = random.Random(seed + 1)
     while match.result is None:
         play_action(match, rng.choice(legal_actions(match)))
-    result = wire.match_result(f"p-m{seed:05d}", wire.MATCH_ENDS[match.result.reason], match.result.winners,
+    result = codec.match_result(f"p-m{seed:05d}", codec.MATCH_ENDS[match.result.reason], match.result.winners,
                                match.result.totals, match.hand_results, names, [], [0] * players)  # fmt: skip
     finished = control_pb2.FinishedMatch(result=result, event_count=len(match.events), seed=seed,
                                          actions=[a.id for a in match.actions],
-                                         rules=wire.rules(match.config))  # fmt: skip
-    return recorded_match(finished, list(wire.event_log_chunk(match.events).events))
+                                         rules=codec.rules(match.config))  # fmt: skip
+    return recorded_match(finished, list(codec.event_log_chunk(match.events).events))
 
 
 def test_the_export_says_the_seat_to_move_after_each_step_as_the_rules_core_does() -> None:

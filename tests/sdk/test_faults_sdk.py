@@ -16,8 +16,7 @@ import pytest
 from uno_arena.rules import RulesConfig, legal_actions, new_match
 from uno_arena.sdk import Action, Bot, BotClient, Fault, FaultKind, Observation
 from uno_arena.sdk.observation import observation_from
-from uno_arena.server import wire
-from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import bot_pb2, codec
 from uno_arena.v1 import game_pb2 as pb
 
 CLIENT_LOG = "uno_arena.sdk.client"
@@ -28,7 +27,7 @@ def turn_observation() -> Observation:
     for seed in range(100):
         match = new_match(RulesConfig(players=2), random.Random(seed))
         legal = legal_actions(match)
-        request = wire.decision_request(match, match.hand.to_move, legal, "m", "m#1", 1000, [])
+        request = codec.decision_request(match, match.hand.to_move, legal, "m", "m#1", 1000, [])
         observation = observation_from("m", request)
         if observation.legal.draw is not None:
             return observation

@@ -34,16 +34,15 @@ from uno_arena.sdk.from_rules import (
     observation_of,
 )
 from uno_arena.sdk.observation import observation_from
-from uno_arena.server import wire
-from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import bot_pb2, codec
 from uno_arena.v1 import game_pb2 as pb
 
 
 def test_every_card_and_action_is_the_object_the_wire_path_gives() -> None:
     for face in FACES:
-        assert card_of(face) is card_from(wire.card(face)) is CARDS[face.index]
+        assert card_of(face) is card_from(codec.card(face)) is CARDS[face.index]
     for action in ACTIONS:
-        assert action_of(action) is action_from(wire.action(action))
+        assert action_of(action) is action_from(codec.action(action))
 
 
 def wire_events(events: list[pb.Event]) -> list[Event]:
@@ -65,24 +64,24 @@ def play_both_ways(config: RulesConfig, seed: int) -> tuple[set[EventKind], int]
         fresh = [seen_by(e, seat) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
         ours = [event_of(e) for e in fresh]
-        assert ours == wire_events([wire.event(e) for e in fresh])
+        assert ours == wire_events([codec.event(e) for e in fresh])
         kinds.update(e.kind for e in ours)
         for event, view in zip(fresh, ours, strict=True):
             if isinstance(event, HandEnded):
                 totals = totals_after(match, event)
-                message = bot_pb2.HandResult(match_id="m", hand=wire.hand_ended(event), totals=totals)
+                message = bot_pb2.HandResult(match_id="m", hand=codec.hand_ended(event), totals=totals)
                 assert hand_result_of("m", event, totals) == hand_result_from(message)
                 assert view.reason is HandEnd(event.reason.value)
         return ours
 
     bots = [f"bot{s}" for s in range(players)]
     for seat in range(players):
-        started = bot_pb2.MatchStarted(match_id="m", seat=seat, bots=bots, rules=wire.rules(config),
+        started = bot_pb2.MatchStarted(match_id="m", seat=seat, bots=bots, rules=codec.rules(config),
                                        decision_timeout_ms=750)  # fmt: skip
         wired = {d.name: v for d, v in started.rules.ListFields()}
         assert match_info_of("m", seat, bots, config, 0.75).rules == wired
         assert match_info_of("m", seat, bots, config, 0.75).decision_timeout == 0.75
-    encoder = wire.MatchEncoder(match, "m", 900)  # the server's hot path
+    encoder = codec.MatchEncoder(match, "m", 900)  # the server's hot path
     while match.result is None:
         seat, legal = match.hand.to_move, legal_actions(match)
         first = sent[seat]
@@ -97,7 +96,7 @@ def play_both_ways(config: RulesConfig, seed: int) -> tuple[set[EventKind], int]
         deliver(seat)
     result = match.result
     for forfeited in ((), (1,)):
-        message = wire.match_result("m", wire.MATCH_ENDS[result.reason], result.winners, result.totals,
+        message = codec.match_result("m", codec.MATCH_ENDS[result.reason], result.winners, result.totals,
                                     match.hand_results, bots, list(forfeited), [0] * players)  # fmt: skip
         assert match_result_of("m", result, bots, forfeited) == match_result_from(message)
         assert match_result_of("m", result, bots, forfeited).reason is MatchEnd(result.reason.value)
@@ -150,6 +149,6 @@ def test_hidden_cards_read_the_same_both_ways() -> None:
     for receiver in (0, 2):
         event = seen_by(shown, receiver)
         ours = event_of(event)
-        assert ours == event_from(wire.event(event))
+        assert ours == event_from(codec.event(event))
         assert ours.fields["hidden"] is (receiver != 0)
         assert ours.cards == (() if receiver else (CARDS[3], CARDS[52]))

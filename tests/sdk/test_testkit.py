@@ -17,7 +17,7 @@ from uno_arena.sdk import ActionKind, Colour, DrawReason, EventKind, Kind, Phase
 from uno_arena.sdk.events import event_from
 from uno_arena.sdk.from_rules import CARDS
 from uno_arena.sdk.testkit import card, cards, event, match_info, position
-from uno_arena.server import wire
+from uno_arena.v1 import codec
 
 
 def readable(face_name: str) -> str:
@@ -155,7 +155,7 @@ def test_impossible_positions_are_refused_saying_why(options: dict[str, object],
 
 def test_events_are_what_a_connected_bot_decodes() -> None:
     played = event("played", seat=1, card="wild", colour="green", cards_left=4)
-    assert played == event_from(wire.event(Played(1, rules_card("wild"), RulesColour.GREEN, False, 4)))
+    assert played == event_from(codec.event(Played(1, rules_card("wild"), RulesColour.GREEN, False, 4)))
     assert (played.kind, played.seat, played.colour, played.fields["uno"]) == (
         EventKind.PLAYED,
         1,
@@ -163,7 +163,7 @@ def test_events_are_what_a_connected_bot_decodes() -> None:
         False,
     )
     drew = event(EventKind.DREW, seat=1, count=2, reason="draw_two")
-    assert drew == event_from(wire.event(seen_by(Drew(1, 2, (FACES[0], FACES[1]), "draw_two"), 0)))
+    assert drew == event_from(codec.event(seen_by(Drew(1, 2, (FACES[0], FACES[1]), "draw_two"), 0)))
     assert (drew.cards, drew.fields["hidden"], drew.reason) == ((), True, DrawReason.DRAW_TWO)
     mine = event("drew", seat=0, cards="red 1, red 2")
     assert (mine.count, [str(c) for c in mine.cards], mine.reason) == (2, ["red_1", "red_2"], DrawReason.DRAW)
@@ -303,12 +303,12 @@ def test_house_rule_positions_the_rules_cannot_reach_are_refused(
 def test_the_house_rules_events_are_what_a_connected_bot_decodes() -> None:
     red_5 = rules_card("red_5")
     jumped = event("played", seat=2, card="red 5", cards_left=3, jump_in=True)
-    assert jumped == event_from(wire.event(Played(2, red_5, None, False, 3, True)))
+    assert jumped == event_from(codec.event(Played(2, red_5, None, False, 3, True)))
     assert event("swapped", seat=0, other=2).fields == {"seat": 0, "other": 2}
     passed = event("hands_passed", direction=-1)
     assert (passed.kind, passed.fields["direction"]) == (EventKind.HANDS_PASSED, -1)
     hidden = event("received", seat=1, giver=0, count=3)
-    assert hidden == event_from(wire.event(seen_by(Received(1, 0, 3, (red_5,) * 3), 0)))
+    assert hidden == event_from(codec.event(seen_by(Received(1, 0, 3, (red_5,) * 3), 0)))
     assert (hidden.cards, hidden.count, hidden.fields["hidden"]) == ((), 3, True)
     mine = event("received", seat=0, giver=1, cards="red 5, blue 2")
     assert (mine.count, [str(c) for c in mine.cards], mine.fields["giver"]) == (2, ["red_5", "blue_2"], 1)

@@ -32,8 +32,7 @@ from uno_arena.sdk.actions import action_from
 from uno_arena.sdk.cards import card_from, colour_of
 from uno_arena.sdk.events import event_from, hand_result_from, match_result_from
 from uno_arena.sdk.observation import observation_from
-from uno_arena.server import wire
-from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import bot_pb2, codec
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import names
 
@@ -75,7 +74,7 @@ def test_a_view_that_differs_from_its_protocol_enum_fails_loudly() -> None:
 
 def test_every_card_face_decodes_as_the_rules_core_card() -> None:
     for face in FACES:
-        card = card_from(wire.card(face))
+        card = card_from(codec.card(face))
         assert card.index == face.index
         assert card.points == face.points
         assert str(card) == str(face)
@@ -88,7 +87,7 @@ def test_every_card_face_decodes_as_the_rules_core_card() -> None:
 
 def test_every_action_decodes_as_the_rules_core_action() -> None:
     for ours in ACTIONS:
-        a = action_from(wire.action(ours))
+        a = action_from(codec.action(ours))
         # str enums on both sides: str() is the value
         theirs = (ours.id, str(ours.kind), str(ours.colour), ours.uno)
         assert (a.id, str(a.kind), str(a.colour), a.uno) == theirs
@@ -109,9 +108,9 @@ def test_a_whole_match_decodes() -> None:
     sent = 0
     while match.result is None:
         seat, legal = match.hand.to_move, legal_actions(match)
-        events = [wire.event(seen_by(e, seat)) for e in match.events[sent:]]
+        events = [codec.event(seen_by(e, seat)) for e in match.events[sent:]]
         sent = len(match.events)
-        request = wire.decision_request(match, seat, legal, "m", "m#1", 900, events)
+        request = codec.decision_request(match, seat, legal, "m", "m#1", 900, events)
         observation = observation_from("m", request)
         assert observation.phase == match.hand.phase.value
         assert [a.id for a in observation.legal] == [a.id for a in legal]
@@ -120,10 +119,10 @@ def test_a_whole_match_decodes() -> None:
         apply(match, rng.choice(legal))
     assert {"turn", "drawn"} <= phases
     ended = next(e for e in match.events if isinstance(e, HandEnded))
-    result = hand_result_from(bot_pb2.HandResult(match_id="m", hand=wire.hand_ended(ended)))
+    result = hand_result_from(bot_pb2.HandResult(match_id="m", hand=codec.hand_ended(ended)))
     assert (result.reason, result.winner, result.points) == (ended.reason.value, ended.winner, ended.points)
     assert result.reason is SdkHandEnd(ended.reason.value)
-    finished = wire.match_result("m", pb.MATCH_END_FORFEIT, (0,), (1, 2, 3), [], ["a", "b", "c"], [1], [])
+    finished = codec.match_result("m", pb.MATCH_END_FORFEIT, (0,), (1, 2, 3), [], ["a", "b", "c"], [1], [])
     assert match_result_from(finished).reason is SdkMatchEnd.FORFEIT
     assert match_result_from(finished).reason == "forfeit"  # a StrEnum: the plain string still compares
 
@@ -146,16 +145,16 @@ def test_events_speak_the_sdks_vocabulary_only() -> None:
         while match.result is None:
             apply(match, rng.choice(legal_actions(match)))
         for event in match.events:
-            view = event_from(wire.event(seen_by(event, 0)))
+            view = event_from(codec.event(seen_by(event, 0)))
             assert type(view.kind) is EventKind
             assert all(sdk_values(v) for v in view.fields.values()), view
             assert sdk_values((view.seat, view.card, view.cards, view.colour, view.count, view.reason))
 
 
 def test_the_typed_attributes_read_from_the_fields() -> None:
-    played = event_from(wire.event(Played(2, parse_card("wild"), RulesColour.GREEN, True, 1)))
+    played = event_from(codec.event(Played(2, parse_card("wild"), RulesColour.GREEN, True, 1)))
     assert (played.kind, played.seat, played.card, played.colour) == (
-        EventKind.PLAYED, 2, card_from(wire.card(parse_card("wild"))), Colour.GREEN)  # fmt: skip
+        EventKind.PLAYED, 2, card_from(codec.card(parse_card("wild"))), Colour.GREEN)  # fmt: skip
     assert played.fields == {
         "seat": 2,
         "card": played.card,
@@ -165,11 +164,11 @@ def test_the_typed_attributes_read_from_the_fields() -> None:
         "jump_in": False,
     }
     assert played.kind == "played" and played.colour == "green"  # StrEnums: plain strings still compare
-    drew = event_from(wire.event(Drew(1, 2, None, "draw_two")))
+    drew = event_from(codec.event(Drew(1, 2, None, "draw_two")))
     assert (drew.count, drew.cards, drew.reason, drew.fields["hidden"]) == (2, (), DrawReason.DRAW_TWO, True)
-    shuffled = event_from(wire.event(Shuffled(RulesShuffleReason.RESHUFFLE, 40)))
+    shuffled = event_from(codec.event(Shuffled(RulesShuffleReason.RESHUFFLE, 40)))
     assert (shuffled.count, shuffled.cards, shuffled.reason) == (40, (), ShuffleReason.RESHUFFLE)
-    ended = event_from(wire.event(HandEnded(HandEnd.NO_PROGRESS, None, (0, 0))))
+    ended = event_from(codec.event(HandEnded(HandEnd.NO_PROGRESS, None, (0, 0))))
     assert (ended.reason, ended.fields["winner"], ended.fields["points"]) == (
         SdkHandEnd.NO_PROGRESS,
         None,

@@ -21,8 +21,7 @@ from uno_arena.rules.action import action_from_id
 from uno_arena.sdk import Action, Bot, Event, EventKind, MatchInfo, Observation, Phase
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2
+from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 
@@ -52,7 +51,7 @@ def test_a_full_match_between_two_clients(match_server: RunningServer) -> None:
     assert replayed.result is not None and list(replayed.result.totals) == list(result.totals)
     log = [event for p in progress if p.WhichOneof("kind") == "log" for event in p.log.events]
     assert len(log) == finished.event_count == len(replayed.events)
-    assert log == [wire.event(e) for e in replayed.events]  # the complete log, private cards included
+    assert log == [codec.event(e) for e in replayed.events]  # the complete log, private cards included
     again = play_match(match_server.address, match_server.control_token, request)  # a retry: not played twice
     assert again == [p for p in progress if p.WhichOneof("kind") in ("log", "finished")]
     for bot in (alice, bob):
@@ -163,13 +162,13 @@ def test_sdk_example_bots_play_a_match_with_every_house_rule(
                 and a.card.number == b.card.number and not b.fields["jump_in"]]  # fmt: skip
         assert any(s == t for s, t in laid)  # cards laid together: one seat's consecutive plays
 
-    config = wire.rules_from(finished.rules, 4)
+    config = codec.rules_from(finished.rules, 4)
     replayed = replay_match(config, 3, [action_from_id(a) for a in finished.actions])
     assert replayed.result is not None and list(replayed.result.totals) == list(finished.result.totals)
     log = [event for p in progress if p.WhichOneof("kind") == "log" for event in p.log.events]
-    assert log == [wire.event(e) for e in replayed.events]
+    assert log == [codec.event(e) for e in replayed.events]
     path = write_replay_file(recorded_match(finished, log), tmp_path)
-    assert wire.rules_from(read_replay_file(path).finished.rules, 4) == config
+    assert codec.rules_from(read_replay_file(path).finished.rules, 4) == config
 
 
 SEVEN_ZERO_EVENTS = {"swapped", "hands_passed", "received"}
@@ -199,7 +198,7 @@ def test_each_house_rule_alone_asks_its_own_decision_only(match_server: RunningS
     assert {e.WhichOneof("kind") for e in log} & SEVEN_ZERO_EVENTS == kinds
     assert any(e.played.jump_in for e in log) == (rule == "jump_in")
     replayed = replay_match(
-        wire.rules_from(finished.rules, 3), 5, [action_from_id(a) for a in finished.actions]
+        codec.rules_from(finished.rules, 3), 5, [action_from_id(a) for a in finished.actions]
     )
     assert replayed.result is not None and list(replayed.result.totals) == list(finished.result.totals)
     for bot in bots:

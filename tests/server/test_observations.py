@@ -12,8 +12,7 @@ from google.protobuf.message import Message
 from tests.conftest import RunningServer
 from tests.server.botclient import Policy, TestBot, control, play_match
 from uno_arena.rules import DRAW, KEEP, Phase, action_from_id, apply, new_match
-from uno_arena.server import wire
-from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import bot_pb2, codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 PRIVATE_EVENTS = ("dealt", "drew", "hand_shown", "received")
@@ -145,7 +144,7 @@ def test_nobody_but_the_drawer_learns_whether_its_drawn_card_plays(match_server:
         finished = played.result(60)[-1].finished
 
     # Replay the match: the event counts at which a drawer was deciding whether to play its card.
-    match = new_match(wire.rules_from(finished.rules, len(names)), random.Random(finished.seed))
+    match = new_match(codec.rules_from(finished.rules, len(names)), random.Random(finished.seed))
     deciding: set[int] = set()
     for action_id in finished.actions:
         apply(match, action_from_id(action_id))

@@ -27,8 +27,7 @@ from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, errors, load, states, text
 from uno_arena.sdk import Action, Bot, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import job_id, match_queue
 from uno_arena.workers.schedule import schedule
@@ -197,7 +196,7 @@ def test_a_match_id_the_server_knows_as_another_match_is_not_recorded(
     with grpc.insecure_channel(match_server.address) as channel:
         request = control_pb2.PlayMatchRequest(
             match_id=taken, bots=list(reversed(scheduled.bots)), seed=1,
-            rules=wire.rules(dataclasses.replace(spec.rules, target_score=50)),
+            rules=codec.rules(dataclasses.replace(spec.rules, target_score=50)),
         )  # fmt: skip
         metadata = [("authorization", f"Bearer {match_server.control_token}")]
         stream = control_pb2_grpc.ControlServiceStub(channel).PlayMatch(request, metadata=metadata)

@@ -19,8 +19,7 @@ from uno_arena.records import identity
 from uno_arena.records.match import load_match
 from uno_arena.records.spec import TournamentSpec, spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, errors, states
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
 
@@ -76,7 +75,7 @@ def play(client: redis.Redis, prefix: str, address: str, log: Path, workers: lis
 
 def _spec_rules(target: int) -> pb.RulesConfig:
     spec: TournamentSpec = spec_from_dict({"name": "t", "bots": ["a", "b"], "target": 100})
-    return wire.rules(dataclasses.replace(spec.rules, target_score=target))
+    return codec.rules(dataclasses.replace(spec.rules, target_score=target))
 
 
 @pytest.mark.parametrize(

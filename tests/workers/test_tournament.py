@@ -25,8 +25,7 @@ from uno_arena.sdk import Action, Bot, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2
+from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import match_queue
@@ -167,7 +166,7 @@ def test_a_tournament_under_every_house_rule(match_server: RunningServer, worker
     for summary in recorded:
         match = load_match(client, prefix, summary.match_id)
         assert match is not None and summary.reason_name == "target_reached"
-        assert wire.rules_from(match.finished.rules, 3) == stored  # each match was played under them
+        assert codec.rules_from(match.finished.rules, 3) == stored  # each match was played under them
         kinds |= {str(e.WhichOneof("kind")) for e in match.events}
         assert not [f for f in match.finished.faults if f.kind == pb.FAULT_KIND_BOT_ERROR]
     assert {"swapped", "hands_passed", "received"} <= kinds

@@ -173,8 +173,7 @@ def recorded_from(outcome: MatchOutcome) -> RecordedMatch:
     the complete event log (rebuilt by replaying the actions through the rules core)."""
     from uno_arena.records.replay import recorded_match
     from uno_arena.rules import ACTIONS, replay_match
-    from uno_arena.server import wire
-    from uno_arena.v1 import control_pb2
+    from uno_arena.v1 import codec, control_pb2
     from uno_arena.v1 import game_pb2 as pb
     from uno_arena.v1.names import number_of
 
@@ -184,14 +183,14 @@ def recorded_from(outcome: MatchOutcome) -> RecordedMatch:
         pb.Fault(match_id=f.match_id, seat=f.seat, kind=number_of(pb.FaultKind, f.kind.value),
                  detail=f.detail, strikes=f.strikes, forfeited=f.forfeited, action_index=f.action_index,
                  event_index=f.event_index,
-                 applied=wire.action_message(ACTIONS[f.applied]) if f.applied is not None else None)
+                 applied=codec.action_message(ACTIONS[f.applied]) if f.applied is not None else None)
         for f in outcome.faults
     ]  # fmt: skip
     by_seat = [sum(1 for f in outcome.faults if f.seat == seat) for seat in range(len(outcome.bots))]
-    summary = wire.match_result(outcome.match_id, wire.MATCH_ENDS[result.reason], result.winners,
+    summary = codec.match_result(outcome.match_id, codec.MATCH_ENDS[result.reason], result.winners,
                                 result.totals, result.hands, list(outcome.bots), [], by_seat)  # fmt: skip
     finished = control_pb2.FinishedMatch(result=summary, event_count=len(match.events),
                                          actions=[a.id for a in result.actions], seed=outcome.seed,
-                                         rules=wire.rules(outcome.config), faults=faults)  # fmt: skip
-    events = list(wire.event_log_chunk(match.events).events)
+                                         rules=codec.rules(outcome.config), faults=faults)  # fmt: skip
+    events = list(codec.event_log_chunk(match.events).events)
     return recorded_match(finished, events, index=outcome.index)

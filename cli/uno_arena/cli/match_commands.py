@@ -16,8 +16,7 @@ from uno_arena.cli.options import dial, server_option
 from uno_arena.cli.rules_commands import parse_rules
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
 
@@ -77,7 +76,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         match_id=match_id or f"cli-{uuid.uuid4().hex[:10]}",
         bots=list(bots),
         seed=seed,
-        rules=wire.rules(replace(config, target_score=target)),
+        rules=codec.rules(replace(config, target_score=target)),
         wait_for_bots_ms=wait * 1000,
     )
     with dial(server) as channel:  # a server that is not there, or refuses: one line, exit 1

@@ -3,7 +3,7 @@
 A compiled install holds each compiled module twice, its extension (`hand.cpython-311-...so`) and
 its source (`hand.py`), and Python imports the extension. `UNO_ARENA_BUILD=interpreted` in the
 environment makes it import the source instead (this module must then be imported before any
-compiled one: `uno_arena.rules` and `uno_arena.server` import it first), so one install runs both
+compiled one: every package with a compiled module imports it first), so one install runs both
 builds, side by side in two processes. Not compiled itself, nor the packages' `__init__`.
 
 See docs/building.md.
@@ -22,8 +22,9 @@ from types import ModuleType
 ENVIRONMENT = "UNO_ARENA_BUILD"
 """The variable that asks for a build: when installing (setup.py) and, `interpreted` only, at run time."""
 
-_SWITCHED = ("uno_arena.rules.", "uno_arena.server.")
-"""The packages whose modules may be compiled (setup.py says which)."""
+_SWITCHED = ("uno_arena.",)
+"""The modules that may be compiled: any of the namespace's (setup.py says which; a module without an
+extension is found as its source either way, so the rules core need not name the packages above it)."""
 
 _PROBE = "uno_arena.rules.hand"
 """A module that every compiled build compiles: whether it was is whether the build is compiled."""

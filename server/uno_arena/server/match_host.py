@@ -47,9 +47,8 @@ from uno_arena.rules import (
     new_match,
 )
 from uno_arena.rules.event import HandEnded
-from uno_arena.server import wire
 from uno_arena.server.gateway import UNKNOWN_REQUEST, BotConnection, Gateway
-from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import bot_pb2, codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -65,11 +64,11 @@ Progress: TypeAlias = control_pb2.MatchProgress | bytes
 LOG_CHUNK_EVENTS: Final = 2000  # events per `log` message: well under the 4 MiB message limit
 
 
-def log_chunks(encoder: wire.MatchEncoder) -> list[bytes]:
+def log_chunks(encoder: codec.MatchEncoder) -> list[bytes]:
     """The complete log as serialized `log` progress messages, in order."""
     logged = encoder.catch_up()
     return [
-        wire.log_progress(encoder.log(i, min(i + LOG_CHUNK_EVENTS, logged)))
+        codec.log_progress(encoder.log(i, min(i + LOG_CHUNK_EVENTS, logged)))
         for i in range(0, logged, LOG_CHUNK_EVENTS)
     ]
 
@@ -149,7 +148,7 @@ class MatchHost:
     def __post_init__(self) -> None:
         self.match = new_match(self.spec.config, random.Random(self.spec.seed))
         players = len(self.spec.bots)
-        self.encoder = wire.MatchEncoder(
+        self.encoder = codec.MatchEncoder(
             self.match, self.spec.match_id, int(self.spec.decision_timeout * 1000)
         )
         self.strikes = [0] * players
@@ -395,7 +394,7 @@ class MatchHost:
             seat=seat,
             kind=kind,
             detail=detail,
-            applied=wire.action_message(applied),
+            applied=codec.action_message(applied),
             strikes=self.strikes[seat],
             forfeited=forfeits,
             action_index=at[0],
@@ -427,7 +426,7 @@ class MatchHost:
             match_id=self.spec.match_id,
             seat=seat,
             bots=list(self.spec.bots),
-            rules=wire.rules(self.spec.config),
+            rules=codec.rules(self.spec.config),
             decision_timeout_ms=int(self.spec.decision_timeout * 1000),
             max_strikes=self.spec.max_strikes,
         )
@@ -445,10 +444,10 @@ class MatchHost:
         if first >= logged:
             return
         self.sent[seat] = logged
-        self._tell(seat, wire.events_message(self.spec.match_id, self.encoder.seen_by(seat, first, logged)))
+        self._tell(seat, codec.events_message(self.spec.match_id, self.encoder.seen_by(seat, first, logged)))
         for event in self.match.events[first:logged]:
             if isinstance(event, HandEnded):
-                result = bot_pb2.HandResult(match_id=self.spec.match_id, hand=wire.hand_ended(event))
+                result = bot_pb2.HandResult(match_id=self.spec.match_id, hand=codec.hand_ended(event))
                 result.totals.extend(self._totals_after(event))
                 self._tell(seat, bot_pb2.ServerMessage(hand_result=result))
 
@@ -481,13 +480,13 @@ class MatchHost:
                     self._deliver(seat)
         if self.spectators:  # public events (a spectator's view), built only when someone watches
             self.encoder.catch_up()
-            spectated = wire.spectator_event(self.spec.match_id, self.encoder.seen_by(-1, first, logged))
+            spectated = codec.spectator_event(self.spec.match_id, self.encoder.seen_by(-1, first, logged))
             for queue in self.spectators:
                 queue.put_nowait(spectated)
         if new_results:
             for event in self.match.events[first:logged]:
                 if isinstance(event, HandEnded):
-                    self._progress(control_pb2.MatchProgress(hand=wire.hand_ended(event)))
+                    self._progress(control_pb2.MatchProgress(hand=codec.hand_ended(event)))
 
     def _progress(self, message: Progress) -> None:
         for queue in self.subscribers:
@@ -507,7 +506,7 @@ class MatchHost:
         match, players = self.match, len(self.spec.bots)
         if reason is None and match.result is not None:
             code, winners, totals = (
-                wire.MATCH_ENDS[match.result.reason],
+                codec.MATCH_ENDS[match.result.reason],
                 match.result.winners,
                 match.result.totals,
             )
@@ -516,16 +515,16 @@ class MatchHost:
             standing = [s for s in range(players) if s not in self.forfeited]
             winners = tuple(standing) if code == pb.MATCH_END_FORFEIT else ()
         faults_by_seat = [sum(1 for f in self.faults if f.seat == s) for s in range(players)]
-        result = wire.match_result(
+        result = codec.match_result(
             self.spec.match_id, code, winners, totals, match.hand_results, list(self.spec.bots),
             sorted(self.forfeited), faults_by_seat,
         )  # fmt: skip
         finished = control_pb2.FinishedMatch(
             result=result,
             event_count=len(match.events),
-            actions=wire.action_ids(match.actions),
+            actions=codec.action_ids(match.actions),
             seed=self.spec.seed,
-            rules=wire.rules(self.spec.config),
+            rules=codec.rules(self.spec.config),
             faults=self.faults,
         )
         for seat in range(players):

@@ -16,11 +16,10 @@ from google.protobuf.message import DecodeError
 
 from uno_arena.records import identity
 from uno_arena.rules import ConfigError, build, public
-from uno_arena.server import wire
 from uno_arena.server.arena import SERVER_DRAINING, Arena
 from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec, control_pb2, control_pb2_grpc
 
 log = logging.getLogger(__name__)
 
@@ -232,7 +231,9 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         try:
             yield control_pb2.MatchProgress(
                 started=control_pb2.MatchStartedInfo(
-                    match_id=host.spec.match_id, bots=list(host.spec.bots), rules=wire.rules(host.spec.config)
+                    match_id=host.spec.match_id,
+                    bots=list(host.spec.bots),
+                    rules=codec.rules(host.spec.config),
                 )
             )
             while (progress := await queue.get()) is not None:
@@ -273,7 +274,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         try:
-            config = wire.rules_from(request.rules, len(bots))
+            config = codec.rules_from(request.rules, len(bots))
         except ConfigError as error:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"rules.{error}")
         settings = self.arena.settings
@@ -327,7 +328,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no running match {request.match_id!r}")
             return
         queue: asyncio.Queue[control_pb2.SpectatorEvent | None] = asyncio.Queue()
-        so_far = [wire.event(public(e)) for e in host.match.events[: host.published]]
+        so_far = [codec.event(public(e)) for e in host.match.events[: host.published]]
         host.spectators.append(queue)
         try:
             yield control_pb2.SpectatorEvent(match_id=request.match_id, events=so_far)

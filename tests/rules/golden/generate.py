@@ -17,7 +17,7 @@ A transcript is JSON lines, in the order things happen:
   `Case.full` decisions also carry `observations`, every seat's, in seat order
   (the seat to move in full, every other seat as the fields where its view differs
   from the mover's, so a leak of hidden cards shows), and `request`, the base64 of
-  `wire.decision_request_bytes` as the server sends it to the seat to move (its
+  `codec.decision_request_bytes` as the server sends it to the seat to move (its
   `events`: what that seat has not been sent by an earlier request of this
   transcript, as `seen_by` filters them; the first request carries the log so far);
 - the result.
@@ -53,7 +53,7 @@ from uno_arena.rules import (
     play,
     seen_by,
 )
-from uno_arena.server import wire
+from uno_arena.v1 import codec
 
 HERE = Path(__file__).resolve().parent
 ACTIONS_FILE = "actions.txt"
@@ -180,11 +180,11 @@ def transcript(case: Case) -> list[str]:
         n += 1
         record: dict[str, Any] = {"n": n, "seat": seat, "id": action.id, "text": str(action)}
         if n <= case.full:
-            unsent = [wire.event_element(seen_by(e, seat)) for e in match.events[sent[seat] :]]
+            unsent = [codec.event_element(seen_by(e, seat)) for e in match.events[sent[seat] :]]
             sent[seat] = len(match.events)
             asked[seat] += 1
             request_id = f"{match_id}#{seat}.{asked[seat]}"  # as the server numbers them: per seat
-            request = wire.decision_request_bytes(
+            request = codec.decision_request_bytes(
                 match, seat, legal_actions(match), match_id, request_id, DEADLINE_MS, unsent
             )
             record["observations"] = _observations(views, seat)

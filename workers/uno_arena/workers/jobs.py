@@ -50,8 +50,7 @@ from uno_arena.records.tournament import (
     set_state,
 )
 from uno_arena.rules import ConfigError
-from uno_arena.server import wire
-from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers.live import Follower
 from uno_arena.workers.outage import patiently
@@ -224,7 +223,7 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
     request = control_pb2.PlayMatchRequest(
         match_id=keys.match_id(index),
         bots=list(match.bots),
-        rules=wire.rules(spec.rules),
+        rules=codec.rules(spec.rules),
         seed=match.seed,
         decision_timeout_ms=deadlines.decision_ms,
         max_strikes=deadlines.max_strikes,
@@ -304,9 +303,9 @@ def _check_same(request: control_pb2.PlayMatchRequest, bots: list[str], seed: in
         differences.append(f"bots {','.join(bots) or '-'} (scheduled {','.join(request.bots)})")
     if seed is not None and seed != request.seed:
         differences.append(f"seed {seed} (scheduled {request.seed})")
-    wanted = wire.rules_from(request.rules, len(request.bots)).to_dict()
+    wanted = codec.rules_from(request.rules, len(request.bots)).to_dict()
     try:
-        played = wire.rules_from(rules, len(request.bots)).to_dict()
+        played = codec.rules_from(rules, len(request.bots)).to_dict()
     except ConfigError as error:
         differences.append(f"rules unreadable ({error})")
     else:

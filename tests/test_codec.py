@@ -1,4 +1,4 @@
-"""The wire encoding agrees with the .proto: enum numbers by name, cards, actions, events.
+"""The codec agrees with the .proto: enum numbers by name, cards, actions, events.
 
 The server's hot path writes the wire format itself (`event_bytes`, `observation_bytes`,
 `MatchEncoder`): over whole matches under every option and house rule, its bytes are those of the
@@ -32,8 +32,7 @@ from uno_arena.rules import (
     seen_by,
 )
 from uno_arena.rules.event import HandEnd, HandShown, MatchEnd, Reshuffled, ShuffleReason
-from uno_arena.server import wire
-from uno_arena.v1 import bot_pb2
+from uno_arena.v1 import bot_pb2, codec
 from uno_arena.v1 import game_pb2 as pb
 
 ENUMS = [(Colour, pb.Colour, "COLOUR"), (Rank, pb.Rank, "RANK"), (ActionKind, pb.ActionKind, "ACTION_KIND"),
@@ -48,15 +47,15 @@ def test_every_enum_member_maps_to_the_proto_value_of_the_same_name(
     # encode members of every enum first, so a cache shared between enums would show
     for other, _, _ in ENUMS:
         for member in other:
-            wire.enum_number(member)
+            codec.enum_number(member)
     for member in ours:
-        assert theirs.Name(wire.enum_number(member)) == f"{prefix}_{member.value.upper()}"
+        assert theirs.Name(codec.enum_number(member)) == f"{prefix}_{member.value.upper()}"
 
 
 def test_cards_and_actions_round_trip_by_index_and_id() -> None:
-    assert [wire.card(face).index for face in FACES] == list(range(54))
-    assert [wire.action(a).id for a in ACTIONS] == list(range(len(ACTIONS)))
-    assert wire.action_ids(ACTIONS) == list(range(len(ACTIONS)))  # looked up by identity
+    assert [codec.card(face).index for face in FACES] == list(range(54))
+    assert [codec.action(a).id for a in ACTIONS] == list(range(len(ACTIONS)))
+    assert codec.action_ids(ACTIONS) == list(range(len(ACTIONS)))  # looked up by identity
 
 
 def test_every_event_kind_encodes() -> None:
@@ -66,7 +65,7 @@ def test_every_event_kind_encodes() -> None:
 
     while match.result is None:
         play(match, rng.choice(legal_actions(match)))
-    kinds = {wire.event(seen_by(e, 0)).WhichOneof("kind") for e in match.events}
+    kinds = {codec.event(seen_by(e, 0)).WhichOneof("kind") for e in match.events}
     assert {"hand_started", "dealer_drew", "dealt", "played", "drew", "hand_ended", "match_ended"} <= kinds
 
 
@@ -82,11 +81,11 @@ def test_the_pre_encoded_decision_request_is_the_built_message(players: int) -> 
         seat, legal = match.hand.to_move, legal_actions(match)
         events = [seen_by(e, seat) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
-        built = wire.decision_request(
-            match, seat, legal, "t/m", "t/m#7", 900, [wire.event(e) for e in events]
+        built = codec.decision_request(
+            match, seat, legal, "t/m", "t/m#7", 900, [codec.event(e) for e in events]
         )
-        encoded = wire.decision_request_bytes(
-            match, seat, legal, "t/m", "t/m#7", 900, [wire.event_element(e) for e in events]
+        encoded = codec.decision_request_bytes(
+            match, seat, legal, "t/m", "t/m#7", 900, [codec.event_element(e) for e in events]
         )
         assert bot_pb2.ServerMessage.FromString(encoded) == bot_pb2.ServerMessage(decision_request=built)
         shown += len(built.observation.shown) > 0
@@ -103,9 +102,9 @@ def test_the_log_chunk_from_cached_encodings_is_the_built_message() -> None:
     while match.result is None:
         apply(match, rng.choice(legal_actions(match)))
     # encode what seat 1 saw first: a hidden draw must not be served for the whole one
-    hidden = [wire.event_element(seen_by(e, 1)) for e in match.events]
-    chunk = wire.event_log_chunk(match.events)
-    assert chunk == control_pb2.EventLogChunk(events=[wire.event(e) for e in match.events])
+    hidden = [codec.event_element(seen_by(e, 1)) for e in match.events]
+    chunk = codec.event_log_chunk(match.events)
+    assert chunk == control_pb2.EventLogChunk(events=[codec.event(e) for e in match.events])
     assert len(hidden) == len(chunk.events)
     assert any(not e.drew.hidden and e.drew.cards for e in chunk.events if e.HasField("drew"))
 
@@ -120,8 +119,8 @@ def test_a_matchs_log_as_sent_at_its_end_is_the_built_message() -> None:
     while match.result is None:
         apply(match, rng.choice(legal_actions(match)))
     assert len(match.events) > LOG_CHUNK_EVENTS  # more than one chunk
-    sent = [control_pb2.MatchProgress.FromString(m) for m in log_chunks(wire.MatchEncoder(match, "m", 1000))]
-    events = [wire.event(e) for e in match.events]
+    sent = [control_pb2.MatchProgress.FromString(m) for m in log_chunks(codec.MatchEncoder(match, "m", 1000))]
+    events = [codec.event(e) for e in match.events]
     built = [
         control_pb2.MatchProgress(log=control_pb2.EventLogChunk(events=events[i : i + LOG_CHUNK_EVENTS]))
         for i in range(0, len(events), LOG_CHUNK_EVENTS)
@@ -155,7 +154,7 @@ def test_the_match_encoder_writes_the_built_requests_byte_for_byte(config: Rules
     Every seat's observation, not only the mover's, is compared: what a seat may see (RULINGS 29)."""
     rng = random.Random(config.players)
     match = new_match(config, rng)
-    encoder = wire.MatchEncoder(match, "t/m", 900)
+    encoder = codec.MatchEncoder(match, "t/m", 900)
     sent = [0] * config.players
     requests = 0
     while match.result is None:
@@ -164,18 +163,18 @@ def test_the_match_encoder_writes_the_built_requests_byte_for_byte(config: Rules
         request, logged = encoder.request(seat, legal, f"t/m#{seat}.{requests}", sent[seat])
         sent[seat] = logged
         assert logged == len(match.events)
-        stateless = wire.decision_request_bytes(
-            match, seat, legal, "t/m", f"t/m#{seat}.{requests}", 900, [wire.event_element(e) for e in events]
+        stateless = codec.decision_request_bytes(
+            match, seat, legal, "t/m", f"t/m#{seat}.{requests}", 900, [codec.event_element(e) for e in events]
         )
         assert request == stateless
         if requests % 7 == 0:  # the built messages are slow: every 7th request
-            built = wire.decision_request(
-                match, seat, legal, "t/m", f"t/m#{seat}.{requests}", 900, [wire.event(e) for e in events]
+            built = codec.decision_request(
+                match, seat, legal, "t/m", f"t/m#{seat}.{requests}", 900, [codec.event(e) for e in events]
             )
             assert bot_pb2.ServerMessage.FromString(request) == bot_pb2.ServerMessage(decision_request=built)
             for viewer in range(config.players):  # the same message (the card lists come last)
-                observed = wire.observation_bytes(match.hand, viewer, match.totals, match.hand_number)
-                assert pb.Observation.FromString(observed) == wire.observation(observe(match, viewer))
+                observed = codec.observation_bytes(match.hand, viewer, match.totals, match.hand_number)
+                assert pb.Observation.FromString(observed) == codec.observation(observe(match, viewer))
         requests += 1
         apply(match, rng.choice(legal))
     assert any(isinstance(e, Reshuffled) for e in match.events)  # the pile's encoding was rebuilt
@@ -188,14 +187,14 @@ def test_each_event_is_encoded_once_per_view_as_seen_by_filters_it(config: Rules
     match = new_match(config, rng)
     while match.result is None:
         apply(match, rng.choice(legal_actions(match)))
-    encoder = wire.MatchEncoder(match, "t/m", 900)
+    encoder = codec.MatchEncoder(match, "t/m", 900)
     logged = encoder.catch_up()
     assert logged == len(match.events)
-    assert encoder.log(0, logged) == [wire.event(e).SerializeToString() for e in match.events]
+    assert encoder.log(0, logged) == [codec.event(e).SerializeToString() for e in match.events]
     for viewer in range(-1, config.players):
-        expected = [wire.event(seen_by(e, viewer)).SerializeToString() for e in match.events]
+        expected = [codec.event(seen_by(e, viewer)).SerializeToString() for e in match.events]
         assert encoder.seen_by(viewer, 0, logged) == expected
-        assert [wire.event_bytes(seen_by(e, viewer)) for e in match.events] == expected
+        assert [codec.event_bytes(seen_by(e, viewer)) for e in match.events] == expected
     hidden = [e for e in match.events if seen_by(e, -1) is not e]
     assert hidden  # private cards were among them
     if config.stacking:  # challenges show hands: private to the challenger
@@ -204,12 +203,12 @@ def test_each_event_is_encoded_once_per_view_as_seen_by_filters_it(config: Rules
 
 def test_the_discard_pile_is_rebuilt_when_its_list_is_replaced_or_shrinks() -> None:
     match = new_match(RulesConfig(players=2), random.Random(1))
-    encoder = wire.MatchEncoder(match, "t/m", 900)
+    encoder = codec.MatchEncoder(match, "t/m", 900)
     pile = match.hand.discards
     whole = encoder._discards(pile)
     assert encoder._discards(pile) is whole  # nothing laid since: not encoded again
     pile.append(FACES[5])
-    assert encoder._discards(pile) == whole + wire._CARD_IN_DISCARDS[5]
+    assert encoder._discards(pile) == whole + codec._CARD_IN_DISCARDS[5]
     pile[-1] = FACES[6]  # the same length, another last card: rebuilt, not trusted
-    assert encoder._discards(pile) == whole + wire._CARD_IN_DISCARDS[6]
-    assert encoder._discards([FACES[7]]) == wire._CARD_IN_DISCARDS[7]  # a reshuffle's new list
+    assert encoder._discards(pile) == whole + codec._CARD_IN_DISCARDS[6]
+    assert encoder._discards([FACES[7]]) == codec._CARD_IN_DISCARDS[7]  # a reshuffle's new list
