@@ -74,6 +74,7 @@ def _value(kind: type[Any], name: str, n: int) -> Any:
         "colour": lambda: list(Colour)[n % 4],
         "shown": lambda: ((n, (FACES[n % 54],)),),
         "legal_actions": lambda: (ACTIONS[n % len(ACTIONS)],),
+        "match_id": lambda: f"match {n}",
     }
     return makers[name]()  # a new field: give it a sample here
 

@@ -45,7 +45,7 @@ def test_no_field_holds_the_draw_pile_the_rng_or_other_hands() -> None:
     allowed = {
         "seat", "players", "phase", "to_move", "turn_seat", "dealer", "direction", "cards", "top",
         "colour", "discards", "hand_sizes", "draw_pile_size", "drawn", "penalty", "shown", "turn", "scores",
-        "target_score", "hand_number", "legal_actions",
+        "target_score", "hand_number", "legal_actions", "match_id",
     }  # fmt: skip
     assert {f.name for f in fields(observe(deal("red_1", "red_2", first="red_3"), 0))} == allowed
 

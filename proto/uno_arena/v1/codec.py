@@ -30,13 +30,14 @@ from uno_arena.rules import (
     Colour,
     Hand,
     Match,
+    MatchResult,
     Observation,
     Phase,
     Rank,
     RulesConfig,
     observe,
 )
-from uno_arena.rules.event import Event, HandEnd, HandEnded, MatchEnd, ShuffleReason
+from uno_arena.rules.event import DrawReason, Event, HandEnd, HandEnded, MatchEnd, ShuffleReason
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import number_of
@@ -719,6 +720,8 @@ def _set(message: Message, name: str, value: object) -> None:
         name, value = "hidden", True  # another seat's cards: only that they are hidden
     if isinstance(value, Card):
         getattr(message, name).CopyFrom(card(value))
+    elif isinstance(value, DrawReason):  # a string on the wire (game.proto lists the values)
+        setattr(message, name, value.value)
     elif isinstance(value, enum.Enum):
         setattr(message, name, enum_number(value))
     elif isinstance(value, tuple):
@@ -766,4 +769,216 @@ def match_result(
         forfeited=forfeited,
         faults=faults,
         bots=bots,
+    )
+
+
+# --- decoding: the wire to the rules core's values ---------------------------------------
+# What a bot receives becomes the same values the rules core builds: `Card`s and `Action`s are the
+# interned ones (by index and id, stable in protocol v1), observations are `Observation`s and events
+# the rules' event classes, as `seen_by` gives them (another seat's cards None).
+
+
+class ProtocolMismatch(ValueError):
+    """A message this codec cannot decode: a card, action or enum value unknown to it, an event of an
+    unknown kind. A peer on a newer protocol version, or a broken one."""
+
+
+def _reverse(table: typing.Mapping[_Member, int]) -> dict[int, _Member]:
+    return {int(number): member for member, number in table.items()}
+
+
+_COLOUR_OF: Final[dict[int, Colour]] = _reverse(COLOURS)
+_PHASE_OF: Final[dict[int, Phase]] = _reverse(PHASES)
+_HAND_END_OF: Final[dict[int, HandEnd]] = _reverse(HAND_ENDS)
+_MATCH_END_OF: Final[dict[int, MatchEnd]] = _reverse(MATCH_ENDS)
+_RANK_OF: Final[dict[int, Rank]] = _reverse(RANKS)
+_ACTION_KIND_OF: Final[dict[int, ActionKind]] = _reverse(ACTION_KINDS)
+_SHUFFLE_REASON_OF: Final[dict[int, ShuffleReason]] = _reverse(SHUFFLE_REASONS)
+_DRAW_REASON_OF: Final[dict[str, DrawReason]] = {reason.value: reason for reason in DrawReason}
+_ENUM_OF: Final[dict[str, dict[int, enum.Enum]]] = {
+    pb.Colour.DESCRIPTOR.full_name: {**_COLOUR_OF},
+    pb.Rank.DESCRIPTOR.full_name: {**_RANK_OF},
+    pb.ActionKind.DESCRIPTOR.full_name: {**_ACTION_KIND_OF},
+    pb.Phase.DESCRIPTOR.full_name: {**_PHASE_OF},
+    pb.HandEnd.DESCRIPTOR.full_name: {**_HAND_END_OF},
+    pb.MatchEnd.DESCRIPTOR.full_name: {**_MATCH_END_OF},
+    pb.ShuffleReason.DESCRIPTOR.full_name: {**_SHUFFLE_REASON_OF},
+}
+
+
+def _known(table: dict[int, _Member], number: int, what: str) -> _Member:
+    member = table.get(number)
+    if member is None:
+        raise ProtocolMismatch(f"{what} {number} is unknown to this codec")
+    return member
+
+
+def colour_from(number: int) -> Colour | None:
+    """A protocol `Colour` number: None for COLOUR_UNSPECIFIED (no colour named)."""
+    return None if number == pb.COLOUR_UNSPECIFIED else _known(_COLOUR_OF, number, "Colour")
+
+
+def card_from(message: pb.Card) -> Card:
+    """The face a protocol `Card` stands for, by its index (0..53)."""
+    index = message.index
+    if not 0 <= index < len(FACES):
+        raise ProtocolMismatch(f"card index {index} is not one of the {len(FACES)} faces")
+    return FACES[index]
+
+
+def cards_from(messages: Sequence[pb.Card]) -> tuple[Card, ...]:
+    """Many cards (a hand, a discard pile of a hundred): one index lookup each."""
+    faces = FACES
+    try:
+        return tuple([faces[message.index] for message in messages])
+    except IndexError:
+        raise ProtocolMismatch(f"a card index is not one of the {len(FACES)} faces") from None
+
+
+def action_from(message: pb.Action) -> Action:
+    """The action a protocol `Action` stands for, by its id (stable in protocol v1)."""
+    number = message.id
+    if not 0 <= number < len(ACTIONS):
+        raise ProtocolMismatch(f"action id {number} is not in the action space (0..{len(ACTIONS) - 1})")
+    return ACTIONS[number]
+
+
+def observation_from(
+    message: pb.Observation, legal: Sequence[pb.Action] = (), match_id: str = ""
+) -> Observation:
+    """The `Observation` a protocol `Observation` (with the request's legal actions) stands for."""
+    faces = FACES
+    actions = ACTIONS
+    try:
+        legal_actions = tuple([actions[a.id] for a in legal])
+        hand = tuple([faces[c.index] for c in message.cards])
+        discards = tuple([faces[c.index] for c in message.discards])
+        top = faces[message.top.index]
+        drawn = faces[message.drawn.index] if message.HasField("drawn") else None
+    except IndexError:
+        raise ProtocolMismatch("a card index or action id out of range") from None
+    shown = tuple([(int(s.seat), cards_from(s.cards)) for s in message.shown]) if message.shown else ()
+    return Observation(
+        int(message.seat),
+        int(message.players),
+        _known(_PHASE_OF, message.phase, "Phase"),
+        int(message.to_move),
+        int(message.turn_seat),
+        int(message.dealer),
+        int(message.direction),
+        hand,
+        top,
+        colour_from(message.colour),
+        discards,
+        tuple(message.hand_sizes),
+        int(message.draw_pile_size),
+        drawn,
+        int(message.penalty),
+        shown,
+        int(message.turn),
+        tuple(message.scores),
+        int(message.target_score),
+        int(message.hand_number),
+        legal_actions,
+        match_id,
+    )
+
+
+def decision_from(request: bot_pb2.DecisionRequest) -> Observation:
+    """What a `DecisionRequest` asks: the seat's `Observation`, its legal actions and match id in it."""
+    return observation_from(request.observation, request.legal_actions, request.match_id)
+
+
+class _EventDecoder:
+    """How one event class is read back: its class, its oneof field, and each field's reading in
+    the class's own order (its constructor's)."""
+
+    __slots__ = ("fields", "kind", "oneof")
+
+    def __init__(self, kind: type, oneof: str, fields: tuple[tuple[str, int, str], ...]) -> None:
+        self.kind = kind
+        self.oneof = oneof
+        self.fields = fields  # (name, how: _VARINT ..., the enum's full name for _ENUM)
+
+
+def _event_decoders() -> dict[str, _EventDecoder]:
+    decoders: dict[str, _EventDecoder] = {}
+    for kind in typing.get_args(Event):
+        oneof, names = _layout(kind)
+        message = pb.Event.DESCRIPTOR.fields_by_name[oneof].message_type
+        assert message is not None  # every Event.kind field is a message
+        fields = []
+        for name in names:
+            field = message.fields_by_name[name]
+            how = _event_field(oneof, name).kind
+            enum_name = field.enum_type.full_name if field.enum_type is not None else ""
+            if how == _ENUM and enum_name not in _ENUM_OF:
+                raise ProtocolMismatch(f"{oneof}.{name}: no rules enum stands for {enum_name}")
+            fields.append((name, how, enum_name))
+        decoders[oneof] = _EventDecoder(kind, oneof, tuple(fields))
+    covered = {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
+    if covered != set(decoders):
+        raise ProtocolMismatch(f"Event.kind and the rules' events differ: {sorted(covered ^ set(decoders))}")
+    return decoders
+
+
+_EVENT_DECODERS: Final = _event_decoders()
+
+
+def _event_value(inner: Message, name: str, how: int, enum_name: str) -> object:
+    if how == _VARINT or how == _SIGNED or how == _PACKED:
+        value = getattr(inner, name)
+        return tuple(value) if how == _PACKED else value
+    if how == _CARDS:
+        return None if getattr(inner, "hidden") else cards_from(getattr(inner, name))
+    if how == _CARD:
+        return card_from(getattr(inner, name)) if inner.HasField(name) else None
+    if how == _OPTIONAL:
+        return getattr(inner, name) if inner.HasField(name) else None
+    if how == _ENUM:
+        number = getattr(inner, name)
+        if enum_name == pb.Colour.DESCRIPTOR.full_name:
+            return colour_from(number)
+        return _known(_ENUM_OF[enum_name], number, enum_name.rpartition(".")[2])
+    text = getattr(inner, name)  # _STRING: Drew.reason
+    reason = _DRAW_REASON_OF.get(text)
+    if reason is None:
+        raise ProtocolMismatch(f"draw reason {text!r} is unknown to this codec")
+    return reason
+
+
+def event_from(message: pb.Event) -> Event:
+    """The rules event a protocol `Event` stands for, as its receiver was allowed to see it (another
+    seat's cards None, as `seen_by` leaves them)."""
+    oneof = message.WhichOneof("kind")
+    decoder = _EVENT_DECODERS.get(oneof) if oneof is not None else None
+    if decoder is None:
+        raise ProtocolMismatch("an event of a kind unknown to this codec")
+    inner: Message = getattr(message, oneof)
+    values = [_event_value(inner, name, how, enum_name) for name, how, enum_name in decoder.fields]
+    event: Event = decoder.kind(*values)
+    return event
+
+
+def events_from(messages: Sequence[pb.Event]) -> list[Event]:
+    return [event_from(m) for m in messages]
+
+
+def hand_ended_from(message: pb.HandEnded) -> HandEnded:
+    winner = int(message.winner) if message.HasField("winner") else None
+    return HandEnded(_known(_HAND_END_OF, message.reason, "HandEnd"), winner, tuple(message.points))
+
+
+def match_result_from(message: pb.MatchResult) -> MatchResult:
+    """A finished match as the server reports it (`actions` are not sent to bots: empty)."""
+    return MatchResult(
+        hands=tuple(hand_ended_from(h) for h in message.hands),
+        totals=tuple(message.totals),
+        winners=tuple(message.winners),
+        reason=_known(_MATCH_END_OF, message.reason, "MatchEnd"),
+        actions=(),
+        match_id=message.match_id,
+        bots=tuple(message.bots),
+        forfeited=tuple(message.forfeited),
+        faults=tuple(message.faults),
     )

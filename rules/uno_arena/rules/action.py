@@ -52,6 +52,11 @@ class Action:
         """Position in `ACTIONS`; stable across versions of protocol v1."""
         return _IDS[self]
 
+    @property
+    def text(self) -> str:
+        """For people: `play red_7 uno`, `play wild as blue`, `draw`, `swap with seat 2`."""
+        return str(self)
+
     def __str__(self) -> str:
         if self.kind is ActionKind.PLAY:
             assert self.card is not None
@@ -65,6 +70,13 @@ class Action:
         if self.kind is ActionKind.SWAP:
             return f"swap with seat {self.seat}"
         return self.kind.value
+
+    def __repr__(self) -> str:
+        """Short, `Action(12, 'play red_5')`: observations and test failures list many actions."""
+        number = _IDS.get(self)
+        if number is None:  # not in the action space: every field, to say what is wrong with it
+            return f"Action(kind={self.kind!r}, card={self.card!r}, colour={self.colour!r}, uno={self.uno!r}, seat={self.seat!r})"
+        return f"Action({number}, {str(self)!r})"
 
 
 def _all_actions() -> tuple[Action, ...]:

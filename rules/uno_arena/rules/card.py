@@ -23,6 +23,17 @@ class Colour(enum.StrEnum):
 COLOURS: tuple[Colour, ...] = tuple(Colour)
 
 
+class Kind(enum.StrEnum):
+    """What a card does, numbers taken together: the question a bot asks more often than its rank."""
+
+    NUMBER = "number"
+    SKIP = "skip"
+    REVERSE = "reverse"
+    DRAW_TWO = "draw_two"
+    WILD = "wild"
+    WILD_DRAW_FOUR = "wild_draw_four"
+
+
 class Rank(enum.StrEnum):
     """What a card shows: a number, an action symbol or a wild kind."""
 
@@ -62,6 +73,15 @@ class Rank(enum.StrEnum):
         """Value when drawing for dealer: action and wild cards count zero (RULINGS 3)."""
         return int(self.value) if self.is_number else 0
 
+    @property
+    def kind(self) -> Kind:
+        return Kind.NUMBER if self.is_number else Kind(self.value)
+
+    @property
+    def number(self) -> int | None:
+        """The number of a number card, None for the others."""
+        return int(self.value) if self.is_number else None
+
 
 NUMBER_RANKS: tuple[Rank, ...] = tuple(r for r in Rank if r.is_number)
 COLOURED_RANKS: tuple[Rank, ...] = tuple(r for r in Rank if not r.is_wild)
@@ -84,7 +104,17 @@ class Card:
 
     @property
     def points(self) -> int:
+        """Scoring value (RULINGS 22): face value, 20 for Skip, Reverse and Draw Two, 50 for Wilds."""
         return self.rank.points
+
+    @property
+    def kind(self) -> Kind:
+        return self.rank.kind
+
+    @property
+    def number(self) -> int | None:
+        """The number of a number card, None for the others."""
+        return self.rank.number
 
     def __str__(self) -> str:
         if self.colour is None:

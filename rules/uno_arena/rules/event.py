@@ -19,6 +19,35 @@ from uno_arena.rules.value import Value
 Seat = int
 
 
+class EventKind(enum.StrEnum):
+    """What an event is: one member per event class, named as the protocol's `Event.kind` oneof
+    names it (`Played` -> `played`); `event.kind` gives it, so code may test kinds or classes."""
+
+    DEALER_DREW = "dealer_drew"
+    DEALER_CHOSEN = "dealer_chosen"
+    SHUFFLED = "shuffled"
+    DEALT = "dealt"
+    FIRST_CARD = "first_card"
+    COLOUR_CHOSEN = "colour_chosen"
+    PLAYED = "played"
+    DREW = "drew"
+    KEPT = "kept"
+    SKIPPED = "skipped"
+    DIRECTION_CHANGED = "direction_changed"
+    CAUGHT = "caught"
+    CATCH_PASSED = "catch_passed"
+    ACCEPTED = "accepted"
+    CHALLENGED = "challenged"
+    HAND_SHOWN = "hand_shown"
+    SWAPPED = "swapped"
+    HANDS_PASSED = "hands_passed"
+    RECEIVED = "received"
+    RESHUFFLED = "reshuffled"
+    HAND_ENDED = "hand_ended"
+    HAND_STARTED = "hand_started"
+    MATCH_ENDED = "match_ended"
+
+
 class HandEnd(enum.StrEnum):
     """Why a hand ended (RULINGS 21, 24)."""
 
@@ -28,9 +57,21 @@ class HandEnd(enum.StrEnum):
 
 
 class ShuffleReason(enum.StrEnum):
+    """Why cards were shuffled (`Shuffled.reason`)."""
+
     DEAL = "deal"
     RESHUFFLE = "reshuffle"  # discards under the top card become the draw pile (RULINGS 16)
     FIRST_CARD = "first_card"  # a first Wild Draw Four put back (RULINGS 10, option reshuffle)
+
+
+class DrawReason(enum.StrEnum):
+    """Why a seat drew (`Drew.reason`)."""
+
+    DRAW = "draw"  # it chose to draw (RULINGS 13)
+    DRAW_TWO = "draw_two"  # hit by a Draw Two (stacked: the total)
+    WILD_DRAW_FOUR = "wild_draw_four"  # hit by a Wild Draw Four (accepted, or the first card)
+    CHALLENGE = "challenge"  # lost a challenge: the challenger (6) or the guilty player (4) (RULINGS 17)
+    UNO_PENALTY = "uno_penalty"  # caught not calling UNO (RULINGS 19)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +87,10 @@ class DealerDrew(Value):
         object.__setattr__(self, "card", card)
         object.__setattr__(self, "round", round)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.DEALER_DREW
+
 
 @dataclass(frozen=True, slots=True)
 class DealerChosen(Value):
@@ -53,6 +98,10 @@ class DealerChosen(Value):
 
     def __init__(self, seat: Seat) -> None:
         object.__setattr__(self, "seat", seat)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.DEALER_CHOSEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +112,10 @@ class Shuffled(Value):
     def __init__(self, reason: ShuffleReason, cards: int) -> None:
         object.__setattr__(self, "reason", reason)
         object.__setattr__(self, "cards", cards)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.SHUFFLED
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +131,10 @@ class Dealt(Value):
         object.__setattr__(self, "count", count)
         object.__setattr__(self, "cards", cards)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.DEALT
+
 
 @dataclass(frozen=True, slots=True)
 class FirstCard(Value):
@@ -85,6 +142,10 @@ class FirstCard(Value):
 
     def __init__(self, card: Card) -> None:
         object.__setattr__(self, "card", card)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.FIRST_CARD
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +158,10 @@ class ColourChosen(Value):
     def __init__(self, seat: Seat, colour: Colour) -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "colour", colour)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.COLOUR_CHOSEN
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,25 +189,29 @@ class Played(Value):
         object.__setattr__(self, "cards_left", cards_left)
         object.__setattr__(self, "jump_in", jump_in)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.PLAYED
+
 
 @dataclass(frozen=True, slots=True)
 class Drew(Value):
-    """`seat` drew `count` cards; `cards` is None for everyone else.
-
-    `reason` says why: "draw" (chose to), "draw_two", "wild_draw_four",
-    "challenge" (lost or was caught by a challenge), "uno_penalty".
-    """
+    """`seat` drew `count` cards; `cards` is None for everyone else; `reason` says why."""
 
     seat: Seat
     count: int
     cards: tuple[Card, ...] | None
-    reason: str
+    reason: DrawReason
 
-    def __init__(self, seat: Seat, count: int, cards: tuple[Card, ...] | None, reason: str) -> None:
+    def __init__(self, seat: Seat, count: int, cards: tuple[Card, ...] | None, reason: DrawReason) -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "count", count)
         object.__setattr__(self, "cards", cards)
         object.__setattr__(self, "reason", reason)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.DREW
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,6 +228,10 @@ class Kept(Value):
     def __init__(self, seat: Seat) -> None:
         object.__setattr__(self, "seat", seat)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.KEPT
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped(Value):
@@ -167,6 +240,10 @@ class Skipped(Value):
     def __init__(self, seat: Seat) -> None:
         object.__setattr__(self, "seat", seat)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.SKIPPED
+
 
 @dataclass(frozen=True, slots=True)
 class DirectionChanged(Value):
@@ -174,6 +251,10 @@ class DirectionChanged(Value):
 
     def __init__(self, direction: int) -> None:
         object.__setattr__(self, "direction", direction)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.DIRECTION_CHANGED
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +268,10 @@ class Caught(Value):
         object.__setattr__(self, "catcher", catcher)
         object.__setattr__(self, "seat", seat)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.CAUGHT
+
 
 @dataclass(frozen=True, slots=True)
 class CatchPassed(Value):
@@ -194,6 +279,10 @@ class CatchPassed(Value):
 
     def __init__(self, seat: Seat) -> None:
         object.__setattr__(self, "seat", seat)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.CATCH_PASSED
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +293,10 @@ class Accepted(Value):
 
     def __init__(self, seat: Seat) -> None:
         object.__setattr__(self, "seat", seat)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.ACCEPTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +312,10 @@ class Challenged(Value):
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "guilty", guilty)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.CHALLENGED
+
 
 @dataclass(frozen=True, slots=True)
 class HandShown(Value):
@@ -233,6 +330,10 @@ class HandShown(Value):
         object.__setattr__(self, "to", to)
         object.__setattr__(self, "cards", cards)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.HAND_SHOWN
+
 
 @dataclass(frozen=True, slots=True)
 class Swapped(Value):
@@ -245,6 +346,10 @@ class Swapped(Value):
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "other", other)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.SWAPPED
+
 
 @dataclass(frozen=True, slots=True)
 class HandsPassed(Value):
@@ -254,6 +359,10 @@ class HandsPassed(Value):
 
     def __init__(self, direction: int) -> None:
         object.__setattr__(self, "direction", direction)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.HANDS_PASSED
 
 
 @dataclass(frozen=True, slots=True)
@@ -272,6 +381,10 @@ class Received(Value):
         object.__setattr__(self, "count", count)
         object.__setattr__(self, "cards", cards)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.RECEIVED
+
 
 @dataclass(frozen=True, slots=True)
 class Reshuffled(Value):
@@ -281,6 +394,10 @@ class Reshuffled(Value):
 
     def __init__(self, cards: int) -> None:
         object.__setattr__(self, "cards", cards)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.RESHUFFLED
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,12 +416,19 @@ class HandEnded(Value):
         object.__setattr__(self, "winner", winner)
         object.__setattr__(self, "points", points)
 
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.HAND_ENDED
+
 
 class MatchEnd(enum.StrEnum):
     """Why a match ended."""
 
     TARGET_REACHED = "target_reached"
     MAX_HANDS = "max_hands"  # max_hands_per_match reached (RULINGS 24)
+    # the match server's, never the rules core's: a seat forfeited (its faults), or the match was aborted
+    FORFEIT = "forfeit"
+    ABORTED = "aborted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -315,6 +439,10 @@ class HandStarted(Value):
 
     def __init__(self, number: int) -> None:
         object.__setattr__(self, "number", number)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.HAND_STARTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +455,10 @@ class MatchEnded(Value):
         object.__setattr__(self, "reason", reason)
         object.__setattr__(self, "winners", winners)
         object.__setattr__(self, "totals", totals)
+
+    @property
+    def kind(self) -> EventKind:
+        return EventKind.MATCH_ENDED
 
 
 Event = (

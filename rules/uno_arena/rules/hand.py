@@ -53,6 +53,7 @@ from uno_arena.rules.event import (
     ColourChosen,
     Dealt,
     DirectionChanged,
+    DrawReason,
     Drew,
     Event,
     FirstCard,
@@ -353,9 +354,9 @@ def _effect_on(hand: Hand, target: Seat, card: Card) -> None:
 def _forced_draw(hand: Hand, target: Seat, card: Card) -> bool:
     """Make `target` draw for a first-card Draw Two or Wild Draw Four; whether it did."""
     if card.rank is Rank.DRAW_TWO:
-        _draw(hand, target, 2, "draw_two")
+        _draw(hand, target, 2, DrawReason.DRAW_TWO)
     elif card.rank is Rank.WILD_DRAW_FOUR:
-        _draw(hand, target, 4, "wild_draw_four")
+        _draw(hand, target, 4, DrawReason.WILD_DRAW_FOUR)
     else:
         return False
     return True
@@ -378,7 +379,7 @@ def _begin_turn(hand: Hand, seat: Seat) -> None:
     hand.to_move = hand.turn_seat = seat
 
 
-def _draw(hand: Hand, seat: Seat, count: int, reason: str) -> None:
+def _draw(hand: Hand, seat: Seat, count: int, reason: DrawReason) -> None:
     drawn = [card for card in (_take(hand) for _ in range(count)) if card is not None]
     hand.cards[seat].extend(drawn)
     hand.events.append(Drew(seat, len(drawn), tuple(drawn), reason))
@@ -518,7 +519,7 @@ def _resolve(hand: Hand, seat: Seat, card: Card) -> None:
         if hand.config.stacking:
             _next(hand, seat, target, Phase.STACK)
         else:
-            _draw_penalty(hand, target, "draw_two")
+            _draw_penalty(hand, target, DrawReason.DRAW_TWO)
             hand.events.append(Skipped(target))
             _begin_turn(hand, hand.next_seat(target))  # no jump-in on a paid Draw Two (RULINGS 26)
     else:  # Skip
@@ -558,12 +559,12 @@ def _go_out(hand: Hand, seat: Seat, card: Card) -> None:
     """The last card: a Draw Two or Wild Draw Four still makes the next player draw (RULINGS 21),
     the whole stacked total with `stacking` (RULINGS 25)."""
     if card.rank is Rank.DRAW_TWO or card.rank is Rank.WILD_DRAW_FOUR:
-        reason = "draw_two" if card.rank is Rank.DRAW_TWO else "wild_draw_four"
+        reason = DrawReason.DRAW_TWO if card.rank is Rank.DRAW_TWO else DrawReason.WILD_DRAW_FOUR
         _draw_penalty(hand, hand.next_seat(seat), reason)
     _end(hand, HandEnd.PLAYED_OUT, seat)
 
 
-def _draw_penalty(hand: Hand, seat: Seat, reason: str, extra: int = 0) -> None:
+def _draw_penalty(hand: Hand, seat: Seat, reason: DrawReason, extra: int = 0) -> None:
     """`seat` draws the pending total (plus `extra`, a lost challenge's two); nothing is pending after."""
     count, hand.penalty = hand.penalty + extra, 0
     _draw(hand, seat, count, reason)
@@ -595,7 +596,7 @@ def _apply_draw(hand: Hand, action: Action) -> None:
         if hand.playable(card) or not hand.config.draw_until_playable:
             break
     hand.cards[seat].extend(drawn)
-    hand.events.append(Drew(seat, len(drawn), tuple(drawn), "draw"))
+    hand.events.append(Drew(seat, len(drawn), tuple(drawn), DrawReason.DRAW))
     if drawn and hand.playable(drawn[-1]):
         hand.phase = Phase.DRAWN
         hand.drawn = drawn[-1]
@@ -618,7 +619,7 @@ def _keep_drawn(hand: Hand, seat: Seat) -> None:
 def _apply_catch(hand: Hand, action: Action) -> None:
     victim = hand.turn_seat
     hand.events.append(Caught(hand.to_move, victim))
-    _draw(hand, victim, hand.config.uno_penalty, "uno_penalty")
+    _draw(hand, victim, hand.config.uno_penalty, DrawReason.UNO_PENALTY)
     _close_catch_window(hand)
 
 
@@ -656,7 +657,7 @@ def _apply_accept(hand: Hand, action: Action) -> None:
     """Draw the pending total and lose the turn: a Wild Draw Four's, or with stacking a Draw Two's."""
     seat = hand.to_move
     hand.events.append(Accepted(seat))
-    _draw_penalty(hand, seat, "draw_two" if hand.phase is Phase.STACK else "wild_draw_four")
+    _draw_penalty(hand, seat, DrawReason.DRAW_TWO if hand.phase is Phase.STACK else DrawReason.WILD_DRAW_FOUR)
     hand.events.append(Skipped(seat))
     _begin_turn(hand, hand.next_seat(seat))
 
@@ -674,10 +675,10 @@ def _apply_challenge(hand: Hand, action: Action) -> None:
     hand.events.append(Challenged(challenger, challenged, guilty))
     hand.events.append(HandShown(challenged, challenger, shown))
     if guilty:
-        _draw_penalty(hand, challenged, "challenge")
+        _draw_penalty(hand, challenged, DrawReason.CHALLENGE)
         _begin_turn(hand, challenger)
     else:
-        _draw_penalty(hand, challenger, "challenge", extra=2)
+        _draw_penalty(hand, challenger, DrawReason.CHALLENGE, extra=2)
         hand.events.append(Skipped(challenger))
         _begin_turn(hand, hand.next_seat(challenger))
 

@@ -27,13 +27,19 @@ class MatchResult:
 
     `winners` has several seats when they share the win (a tie). `actions`
     replays the match from its config and seed (`uno_arena.rules.replay`).
+    The match server adds what only it knows: `match_id`, the `bots` seated,
+    the seats that `forfeited` (reason `FORFEIT`); a bot receives no `actions`.
     """
 
     hands: tuple[HandEnded, ...]
     totals: tuple[int, ...]
     winners: tuple[Seat, ...]
     reason: MatchEnd
-    actions: tuple[Action, ...]
+    actions: tuple[Action, ...] = ()
+    match_id: str = ""
+    bots: tuple[str, ...] = ()
+    forfeited: tuple[Seat, ...] = ()
+    faults: tuple[int, ...] = ()  # by seat
 
     @property
     def shared(self) -> bool:
@@ -87,6 +93,15 @@ class Match:
         twin.result = self.result
         twin.hand_number = self.hand_number
         return twin
+
+    def totals_after(self, ended: HandEnded) -> list[int]:
+        """The match totals as they stood once the hand that ended with `ended` was scored."""
+        totals = [0] * self.config.players
+        for hand in self.hand_results:
+            totals = [t + p for t, p in zip(totals, hand.points, strict=True)]
+            if hand is ended:
+                break
+        return totals
 
     def _settle_if_over(self) -> None:
         """After a hand ends: add its points, then end the match or deal the next hand.

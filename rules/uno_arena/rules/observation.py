@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from uno_arena.rules.action import Action
 from uno_arena.rules.card import Card, Colour
+from uno_arena.rules.choices import LegalActions
 from uno_arena.rules.event import Seat
 from uno_arena.rules.hand import Hand, Phase
 from uno_arena.rules.legal import legal_actions
@@ -32,6 +33,11 @@ class Observation(Value):
     number of cards pending for the next player from the Draw Twos and Wild
     Draw Fours just played: what the seat to move draws if it accepts in
     phase `stack` or `challenge` (stacked totals with `stacking`); 0 otherwise.
+    `match_id` names the match for a bot that plays several at once ("" when
+    no host named it: a lone hand, the rules core's own matches).
+
+    A bot reads `hand` (its cards) and `legal` (`legal_actions` with filters:
+    `legal.plays()`, `legal.safe_default()` ...).
     """
 
     seat: Seat
@@ -55,6 +61,7 @@ class Observation(Value):
     target_score: int
     hand_number: int
     legal_actions: tuple[Action, ...]
+    match_id: str
 
     def __init__(
         self,
@@ -79,6 +86,7 @@ class Observation(Value):
         target_score: int,
         hand_number: int,
         legal_actions: tuple[Action, ...],
+        match_id: str = "",
     ) -> None:
         object.__setattr__(self, "seat", seat)
         object.__setattr__(self, "players", players)
@@ -101,10 +109,30 @@ class Observation(Value):
         object.__setattr__(self, "target_score", target_score)
         object.__setattr__(self, "hand_number", hand_number)
         object.__setattr__(self, "legal_actions", legal_actions)
+        object.__setattr__(self, "match_id", match_id)
 
     @property
     def is_my_move(self) -> bool:
         return self.to_move == self.seat
+
+    @property
+    def hand(self) -> tuple[Card, ...]:
+        """This seat's cards, sorted: `cards` by the name bots use."""
+        return self.cards
+
+    @property
+    def legal(self) -> LegalActions:
+        """The legal actions with the questions a bot asks of them (`plays()`, `draw`, `safe_default()`)."""
+        return LegalActions(self.legal_actions)
+
+    @property
+    def next_seat(self) -> Seat:
+        """Who plays after the seat whose turn it is."""
+        return (self.turn_seat + self.direction) % self.players
+
+    @property
+    def opponents(self) -> tuple[Seat, ...]:
+        return tuple(s for s in range(self.players) if s != self.seat)
 
 
 def observe_hand(

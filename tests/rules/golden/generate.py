@@ -221,8 +221,12 @@ def _event(value: Event) -> dict[str, Any]:
     return {"event": type(value).__name__, **_plain_fields(value)}
 
 
+UNPINNED = ("match_id",)
+"""Fields the transcripts leave out: an observation's `match_id` (always "" here; it came after them)."""
+
+
 def _plain_fields(value: Any) -> dict[str, Any]:
-    return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
+    return {f.name: _plain(getattr(value, f.name)) for f in fields(value) if f.name not in UNPINNED}
 
 
 def _plain(value: Any) -> Any:
