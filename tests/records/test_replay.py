@@ -27,7 +27,7 @@ from uno_arena.records.replay import (
 )
 from uno_arena.rules import RulesConfig, action_from_id, legal_actions, new_match, to_move
 from uno_arena.rules import play as play_action
-from uno_arena.server.match_host import default_action
+from uno_arena.rules import safe_default
 from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -199,11 +199,11 @@ def forfeited_match(players: int) -> RecordedMatch:
         seat, legal = to_move(match), legal_actions(match)
         action = rng.choice(legal)
         if seat == faulty and faults and faults[-1].forfeited:
-            action = default_action(legal)  # plays on, automatically
+            action = safe_default(legal)  # plays on, automatically
         elif seat == faulty and len(legal) > 1:
             choices += 1
             if choices in (3, 4):
-                action = default_action(legal)
+                action = safe_default(legal)
                 fault = pb.Fault(match_id="f-m00001", seat=seat, kind=pb.FAULT_KIND_TIMEOUT,
                                  detail="no answer within 1 s", applied=codec.action_message(action),
                                  strikes=choices - 2, forfeited=choices == 4)  # fmt: skip

@@ -18,7 +18,7 @@ from uno_arena.records import ruleset
 from uno_arena.records.replay import AUTOMATIC, lines, recorded_match
 from uno_arena.rules import action_from_id, legal_actions, new_match, to_move
 from uno_arena.rules import play as play_action
-from uno_arena.server.match_host import default_action
+from uno_arena.rules import safe_default
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -66,7 +66,7 @@ def replayed(finished: control_pb2.FinishedMatch) -> list[tuple[int, int, int]]:
                       random.Random(finished.seed))  # fmt: skip
     found = []
     for action_id in finished.actions:
-        found.append((to_move(match), len(match.events), default_action(legal_actions(match)).id))
+        found.append((to_move(match), len(match.events), safe_default(legal_actions(match)).id))
         play_action(match, action_from_id(action_id))
     assert len(match.events) == finished.event_count
     return found
@@ -355,7 +355,7 @@ HOUSE_DEFAULTS = {
 
 
 def test_a_missed_house_rule_decision_gets_the_safe_default(match_server: RunningServer) -> None:
-    """match_host.default_action for the house rules' decisions: DONE for LAY (lay no more), PASS for
+    """rules.safe_default for the house rules' decisions: DONE for LAY (lay no more), PASS for
     JUMP_IN (no jump), the first legal action (a swap, with the lowest seat) for SWAP."""
     silent: list[bot_pb2.DecisionRequest] = []
     fallback = eager(random.Random(4))

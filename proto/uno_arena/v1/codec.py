@@ -37,17 +37,22 @@ from uno_arena.rules import (
     RulesConfig,
     observe,
 )
-from uno_arena.rules.event import DrawReason, Event, HandEnd, HandEnded, MatchEnd, ShuffleReason
+from uno_arena.rules.event import (
+    EVENT_CLASSES,
+    DrawReason,
+    Event,
+    EventKind,
+    HandEnd,
+    HandEnded,
+    MatchEnd,
+    ShuffleReason,
+)
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import number_of
 
 _Member = TypeVar("_Member", bound=enum.Enum)
 _Number = TypeVar("_Number", bound=int)
-
-
-def _upper_snake(name: str) -> str:
-    return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(name)).upper()
 
 
 def _numbering(ours: type[_Member], theirs: type[_Number]) -> dict[_Member, _Number]:
@@ -153,6 +158,7 @@ def _observation_head(value: Observation) -> pb.Observation:
 
 
 _LAYOUT: Final[dict[type, tuple[str, tuple[str, ...]]]] = {}
+_KIND_OF: Final[dict[type, EventKind]] = {kind: name for name, kind in EVENT_CLASSES.items()}
 
 
 def _layout(kind: type) -> tuple[str, tuple[str, ...]]:
@@ -160,7 +166,7 @@ def _layout(kind: type) -> tuple[str, tuple[str, ...]]:
     layout = _LAYOUT.get(kind)
     if layout is None:
         fields = tuple(f.name for f in dataclasses.fields(kind))
-        layout = _LAYOUT[kind] = (_upper_snake(kind.__name__).lower(), fields)
+        layout = _LAYOUT[kind] = (_KIND_OF[kind].value, fields)
     return layout
 
 
@@ -926,11 +932,11 @@ _EVENT_DECODERS: Final = _event_decoders()
 
 
 def _event_value(inner: Message, name: str, how: int, enum_name: str) -> object:
-    if how == _VARINT or how == _SIGNED or how == _PACKED:
+    if how in (_VARINT, _SIGNED, _PACKED):
         value = getattr(inner, name)
         return tuple(value) if how == _PACKED else value
     if how == _CARDS:
-        return None if getattr(inner, "hidden") else cards_from(getattr(inner, name))
+        return None if getattr(inner, "hidden") else cards_from(getattr(inner, name))  # noqa: B009 (Message is untyped)
     if how == _CARD:
         return card_from(getattr(inner, name)) if inner.HasField(name) else None
     if how == _OPTIONAL:

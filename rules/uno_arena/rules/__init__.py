@@ -30,12 +30,14 @@ from uno_arena.rules.card import (
     FACES,
     Card,
     Colour,
+    Kind,
     Rank,
     card,
     parse_card,
     parse_cards,
     standard_deck,
 )
+from uno_arena.rules.choices import LegalActions, safe_default
 from uno_arena.rules.config import (
     ConfigError,
     DealerRule,
@@ -45,7 +47,18 @@ from uno_arena.rules.config import (
     Scoring,
 )
 from uno_arena.rules.deck import stacked_deck
-from uno_arena.rules.event import Event, HandEnd, HandEnded, MatchEnd, Seat, public, seen_by
+from uno_arena.rules.event import (
+    DrawReason,
+    Event,
+    EventKind,
+    HandEnd,
+    HandEnded,
+    MatchEnd,
+    Seat,
+    ShuffleReason,
+    public,
+    seen_by,
+)
 from uno_arena.rules.hand import DeckError, Hand, Phase, new_hand
 from uno_arena.rules.match import Match, MatchResult, apply, legal_actions, new_match, observe, play, to_move
 from uno_arena.rules.observation import Observation
@@ -70,6 +83,12 @@ from uno_arena.rules.validate import (
 BUILD = build.BUILD
 
 __all__ = [
+    "Kind",
+    "LegalActions",
+    "safe_default",
+    "DrawReason",
+    "EventKind",
+    "ShuffleReason",
     "ACCEPT",
     "ACTIONS",
     "BUILD",

@@ -75,7 +75,8 @@ class Action:
         """Short, `Action(12, 'play red_5')`: observations and test failures list many actions."""
         number = _IDS.get(self)
         if number is None:  # not in the action space: every field, to say what is wrong with it
-            return f"Action(kind={self.kind!r}, card={self.card!r}, colour={self.colour!r}, uno={self.uno!r}, seat={self.seat!r})"
+            fields = f"kind={self.kind!r}, card={self.card!r}, colour={self.colour!r}, uno={self.uno!r}"
+            return f"Action({fields}, seat={self.seat!r})"
         return f"Action({number}, {str(self)!r})"
 
 

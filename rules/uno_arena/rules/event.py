@@ -11,6 +11,7 @@ keeps a dataclass-generated one interpreted (see `uno_arena.rules.value`).
 from __future__ import annotations
 
 import enum
+import typing
 from dataclasses import dataclass, replace
 
 from uno_arena.rules.card import Card, Colour
@@ -486,6 +487,17 @@ Event = (
     | HandStarted
     | MatchEnded
 )
+
+
+def _snake(name: str) -> str:
+    """`HandShown` -> `hand_shown`: an event class's kind (and the protocol's oneof field for it)."""
+    return "".join(f"_{c}" if c.isupper() and i else c for i, c in enumerate(name)).lower()
+
+
+EVENT_CLASSES: dict[EventKind, type] = {
+    EventKind(_snake(kind.__name__)): kind for kind in typing.get_args(Event)
+}
+"""Each kind's class; a class whose name is no `EventKind` fails here, at import."""
 
 
 def seen_by(event: Event, seat: Seat) -> Event:

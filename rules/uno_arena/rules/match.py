@@ -186,11 +186,11 @@ def play(state: State, action: Action, seat: Seat | None = None) -> Action:
     return play_in_hand(state, action, seat)
 
 
-def observe(state: State, seat: Seat) -> Observation:
-    """What `seat` may see now (RULINGS 29)."""
+def observe(state: State, seat: Seat, match_id: str = "") -> Observation:
+    """What `seat` may see now (RULINGS 29); `match_id` names the match in it, for a host."""
     if isinstance(state, Match):
-        return observe_hand(state.hand, seat, tuple(state.totals), state.hand_number)
-    return observe_hand(state, seat)
+        return observe_hand(state.hand, seat, tuple(state.totals), state.hand_number, match_id)
+    return observe_hand(state, seat, match_id=match_id)
 
 
 def to_move(state: State) -> Seat:

@@ -140,8 +140,10 @@ def observe_hand(
     seat: Seat,
     scores: tuple[int, ...] | None = None,
     hand_number: int = 0,
+    match_id: str = "",
 ) -> Observation:
-    """`seat`'s view of `hand`; `scores` and `hand_number` come from the match, if any."""
+    """`seat`'s view of `hand`; `scores` and `hand_number` come from the match, if any, and
+    `match_id` from whoever hosts it."""
     if not 0 <= seat < hand.players:
         raise ValueError(f"seat {seat} is not a seat of {hand.players}")
     mine = hand.to_move == seat and hand.phase is not Phase.OVER
@@ -169,4 +171,5 @@ def observe_hand(
         target_score=hand.config.target_score,
         hand_number=hand_number,
         legal_actions=tuple(legal_actions(hand)) if mine else (),
+        match_id=match_id,
     )

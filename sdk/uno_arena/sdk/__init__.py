@@ -6,28 +6,65 @@ class MyBot(Bot):
     def decide(self, observation: Observation) -> Action:
         plays = observation.legal.plays()
         return plays[0] if plays else observation.legal.safe_default()
+
+The game's values are the rules core's (`uno_arena.rules`), re-exported here: a connected bot, the
+local arena and the test kit all hand a bot the same `Observation`, `Action`, `Card` and events.
+What the SDK adds is what a remote bot needs: `Bot`, the connection loop, the arena, the test kit.
 """
 
-from uno_arena.sdk.actions import Action, ActionKind, LegalActions
-from uno_arena.sdk.bot import Bot
-from uno_arena.sdk.cards import Card, Colour, Kind
-from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
-from uno_arena.sdk.events import (
+from uno_arena.rules import (
+    Action,
+    ActionKind,
+    Card,
+    Colour,
     DrawReason,
     Event,
     EventKind,
-    Fault,
-    FaultKind,
     HandEnd,
-    HandResult,
+    HandEnded,
+    Kind,
+    LegalActions,
     MatchEnd,
-    MatchInfo,
     MatchResult,
+    Observation,
+    Phase,
+    Rank,
+    RulesConfig,
     ShuffleReason,
+    parse_card,
+    parse_cards,
 )
-from uno_arena.sdk.observation import Observation, Phase
+from uno_arena.rules.event import (
+    Accepted,
+    CatchPassed,
+    Caught,
+    Challenged,
+    ColourChosen,
+    DealerChosen,
+    DealerDrew,
+    Dealt,
+    DirectionChanged,
+    Drew,
+    FirstCard,
+    HandShown,
+    HandsPassed,
+    HandStarted,
+    Kept,
+    MatchEnded,
+    Played,
+    Received,
+    Reshuffled,
+    Shuffled,
+    Skipped,
+    Swapped,
+)
+from uno_arena.sdk.bot import Bot
+from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
+from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
+from uno_arena.v1.codec import ProtocolMismatch
 
 __all__ = [
+    "Accepted",
     "Action",
     "ActionKind",
     "Bot",
@@ -35,22 +72,49 @@ __all__ = [
     "BotRefused",
     "BotReplaced",
     "Card",
+    "CatchPassed",
+    "Caught",
+    "Challenged",
     "ClientSettings",
     "Colour",
+    "ColourChosen",
+    "DealerChosen",
+    "DealerDrew",
+    "Dealt",
+    "DirectionChanged",
     "DrawReason",
+    "Drew",
     "Event",
     "EventKind",
     "Fault",
     "FaultKind",
+    "FirstCard",
     "HandEnd",
+    "HandEnded",
     "HandResult",
+    "HandShown",
+    "HandStarted",
+    "HandsPassed",
+    "Kept",
     "Kind",
     "LegalActions",
-    "MatchInfo",
     "MatchEnd",
+    "MatchEnded",
+    "MatchInfo",
     "MatchResult",
     "Observation",
     "Phase",
+    "Played",
+    "ProtocolMismatch",
+    "Rank",
+    "Received",
+    "Reshuffled",
+    "RulesConfig",
     "ShuffleReason",
+    "Shuffled",
+    "Skipped",
+    "Swapped",
+    "parse_card",
+    "parse_cards",
     "run_bot",
 ]

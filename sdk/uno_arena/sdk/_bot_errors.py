@@ -12,7 +12,7 @@ import traceback
 from pathlib import Path
 from types import FrameType
 
-from uno_arena.sdk.actions import Action
+from uno_arena.rules import Action
 
 DETAIL_CHARS = 512  # BotError.detail: the server cuts longer ones (bot.proto)
 MESSAGE_CHARS = 200  # an exception's message within the line

@@ -10,8 +10,8 @@ for bot in result.bots:
     print(bot.name, bot.win_rate, bot.win_low, bot.win_high)
 ```
 
-Each bot gets what a connected bot gets, through the same typed views (built straight from the rules
-core, `uno_arena.sdk.from_rules`) and the same callbacks in the server's order: `on_match_start`, then
+Each bot gets what a connected bot gets, the rules core's own values (a connected bot has them from
+the codec, `uno_arena.v1.codec`), and the same callbacks in the server's order: `on_match_start`, then
 `on_events` (the events its seat may see, batched as the server batches them: the deal, before each of
 its decisions, at each hand's end), `decide`, `on_hand_end`, `on_match_end`, and `on_fault` when its
 `decide` raised, returned something that is not legal, or (with a `deadline`) ran out of time: the
@@ -37,30 +37,30 @@ import secrets
 import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypeAlias
 
-from uno_arena.rules import Action as RulesAction
 from uno_arena.rules import (
+    Action,
     ConfigError,
+    Event,
     Match,
     MatchResult,
+    Observation,
     RulesConfig,
     apply,
     legal_actions,
     new_match,
     observe,
-    public,
+    safe_default,
     seen_by,
 )
 from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.rules.event import HandEnded
 from uno_arena.rules.statistics import wilson
-from uno_arena.sdk import _bot_errors, from_rules
-from uno_arena.sdk.actions import Action
+from uno_arena.sdk import _bot_errors
 from uno_arena.sdk.bot import Bot
-from uno_arena.sdk.events import Event, Fault, FaultKind
-from uno_arena.sdk.observation import Observation
+from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
 
 log = logging.getLogger(__name__)
 
@@ -473,13 +473,12 @@ class _Match:
         self.strikes = [0] * len(seated)
         self.faults: list[Fault] = []
         self.decisions = 0
-        self.shared: list[Event | None] = []  # by place in the log: the view every seat gets, else None
 
     def run(self) -> None:
         arena, match = self.arena, self.match
         bots = tuple(p.name for p in self.seated)
         for seat, player in enumerate(self.seated):
-            info = from_rules.match_info_of(self.match_id, seat, bots, arena.config, arena.timeout)
+            info = MatchInfo(self.match_id, seat, bots, arena.config, int(arena.timeout * 1000) / 1000)
             arena.hook(player, "on_match_start", info)
             self._deliver(seat)
         ask_single = arena.ask_single
@@ -497,18 +496,14 @@ class _Match:
         forfeited: tuple[int, ...] = ()
         for seat, player in enumerate(self.seated):
             self._deliver(seat)
-            arena.hook(
-                player, "on_match_end", from_rules.match_result_of(self.match_id, result, bots, forfeited)
-            )
+            arena.hook(player, "on_match_end", replace(result, match_id=self.match_id, bots=bots,
+                                                        forfeited=forfeited))  # fmt: skip
 
     def _events_for(self, seat: int) -> list[Event]:
         """The events `seat` has not been told, as it may see them; from now on they count as told."""
         events = self.match.events
         first, self.sent[seat] = self.sent[seat], len(events)
-        shared, event_of = self.shared, from_rules.event_of
-        for event in events[len(shared) :]:  # viewed once for every seat, unless it hides cards from some
-            shared.append(event_of(event) if public(event) is event else None)
-        return [shared[i] or event_of(seen_by(events[i], seat)) for i in range(first, len(events))]
+        return [seen_by(events[i], seat) for i in range(first, len(events))]
 
     def _deliver(self, seat: int) -> None:
         """As the server's `_deliver`: an `on_events` of what `seat` has not had, then the result of
@@ -521,32 +516,21 @@ class _Match:
         self.arena.hook(player, "on_events", self.match_id, told)
         for event in self.match.events[first:]:
             if isinstance(event, HandEnded):
-                result = from_rules.hand_result_of(self.match_id, event, self._totals_after(event))
+                result = HandResult(self.match_id, event, tuple(self.match.totals_after(event)))
                 self.arena.hook(player, "on_hand_end", result)
 
-    def _totals_after(self, ended: HandEnded) -> tuple[int, ...]:
-        totals = [0] * len(self.seated)
-        for hand in self.match.hand_results:
-            totals = [t + p for t, p in zip(totals, hand.points, strict=True)]
-            if hand is ended:
-                break
-        return tuple(totals)
-
-    def _ask(self, seat: int, legal: list[RulesAction]) -> RulesAction:
+    def _ask(self, seat: int, legal: list[Action]) -> Action:
         arena, player = self.arena, self.seated[seat]
         told = self._events_for(seat)
         if told:
             arena.hook(player, "on_events", self.match_id, told)
-        observation = from_rules.observation_of(self.match_id, observe(self.match, seat))
+        observation = observe(self.match, seat, self.match_id)
         player.tally.decisions += 1
         self.decisions += 1
         answer = arena.decide(player, observation)
-        if isinstance(answer, Action):
-            chosen = next((a for a in legal if a.id == answer.id), None)
-            if chosen is not None:
-                return chosen
-        default = observation.legal.safe_default()
-        applied = next(a for a in legal if a.id == default.id)
+        if isinstance(answer, Action) and answer in legal:
+            return answer
+        applied = default = safe_default(legal)
         if answer is TIMED_OUT:
             player.tally.timeouts += 1
             kind, detail = FaultKind.TIMEOUT, f"no answer within {arena.deadline:g} s"

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Sequence
 
-from uno_arena.sdk.actions import Action
-from uno_arena.sdk.events import Event, Fault, HandResult, MatchInfo, MatchResult
-from uno_arena.sdk.observation import Observation
+from uno_arena.rules import Action, Event, MatchResult, Observation
+from uno_arena.sdk.messages import Fault, HandResult, MatchInfo
 
 
 class Bot:

@@ -22,20 +22,12 @@ from typing import Any, TypeAlias
 
 import grpc
 
+from uno_arena.rules import Action, Observation
 from uno_arena.sdk import _bot_errors
-from uno_arena.sdk.actions import Action
 from uno_arena.sdk.bot import Bot
-from uno_arena.sdk.events import (
-    FaultKind,
-    MatchInfo,
-    event_from,
-    fault_from,
-    hand_result_from,
-    match_result_from,
-)
-from uno_arena.sdk.observation import Observation, observation_from
+from uno_arena.sdk.messages import FaultKind, fault_from, hand_result_from, match_info_from
 from uno_arena.sdk.round_trip import RoundTrip
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec
 
 log = logging.getLogger(__name__)
 
@@ -276,12 +268,9 @@ class BotClient:
         elif kind == "match_started":
             started = message.match_started
             self.running.add(started.match_id)
-            rules = {d.name: v for d, v in started.rules.ListFields()}
-            info = MatchInfo(started.match_id, started.seat, tuple(started.bots), rules,
-                             started.decision_timeout_ms / 1000, started.max_strikes or 3)  # fmt: skip
-            self._hook(self.bot.on_match_start, info)
+            self._hook(self.bot.on_match_start, match_info_from(started))
         elif kind == "events":
-            events = [event_from(e) for e in message.events.events]
+            events = codec.events_from(message.events.events)
             self._hook(self.bot.on_events, message.events.match_id, events)
         elif kind == "decision_request":
             self._spawn(self._decide(message.decision_request, time.monotonic()))
@@ -296,7 +285,7 @@ class BotClient:
                      self.name, message.draining.running_matches)  # fmt: skip
         elif kind == "match_finished":
             self.running.discard(message.match_finished.result.match_id)
-            self._hook(self.bot.on_match_end, match_result_from(message.match_finished.result))
+            self._hook(self.bot.on_match_end, codec.match_result_from(message.match_finished.result))
         elif kind == "fault":
             fault = fault_from(message.fault)
             applied = message.fault.applied.text if message.fault.HasField("applied") else "nothing"
@@ -342,8 +331,8 @@ class BotClient:
         deadline = request.deadline_ms / 1000
         due = arrived + deadline - self.deadline_margin(deadline)  # when the answer must leave
         if request.events:
-            self._hook(self.bot.on_events, request.match_id, [event_from(e) for e in request.events])
-        observation = observation_from(request.match_id, request)
+            self._hook(self.bot.on_events, request.match_id, codec.events_from(request.events))
+        observation = codec.decision_from(request)
         budget = max(due - time.monotonic(), 0.01)
         action, failure = await self._choose(observation, budget)
         async with self._write_lock:

@@ -22,14 +22,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from uno_arena import rules
-from uno_arena.rules.event import ShuffleReason
+from uno_arena.rules import Card, Colour, DrawReason, Event, EventKind, Observation, Phase, ShuffleReason
+from uno_arena.rules.event import EVENT_CLASSES
 from uno_arena.rules.observation import observe_hand
-from uno_arena.sdk.cards import Card, Colour
-from uno_arena.sdk.events import DrawReason, Event, EventKind, MatchInfo
-from uno_arena.sdk.from_rules import EVENT_CLASSES, event_of, match_info_of, observation_of
-from uno_arena.sdk.observation import Observation, Phase
+from uno_arena.sdk.messages import MatchInfo
 
-CardName: TypeAlias = str | Card | rules.Card
+CardName: TypeAlias = str | Card
 Cards: TypeAlias = str | Iterable[CardName]
 """Cards as "red 3, wild" (comma-separated), "red_3 wild" (the rules' names), or a list of names or cards."""
 
@@ -37,15 +35,13 @@ ACCEPTED = ('"red 3", "blue skip", "green draw two", "yellow reverse", "wild", "
             '(or "red_3", "wild_draw_four"), separated by commas')  # fmt: skip
 _ALIASES = {"draw 2": "draw two", "+2": "draw two", "wild draw 4": "wild draw four",
             "wild +4": "wild draw four", "+4": "wild draw four"}  # fmt: skip
-_DECK: Counter[rules.Card] = Counter(rules.standard_deck())
+_DECK: Counter[Card] = Counter(rules.standard_deck())
 
 
-def card(name: CardName) -> rules.Card:
-    """The rules core's card of a name ("red 3", "wild draw four", "blue_skip") or an SDK `Card`."""
-    if isinstance(name, rules.Card):
-        return name
+def card(name: CardName) -> Card:
+    """The card of a name ("red 3", "wild draw four", "blue_skip"), or a `Card` itself."""
     if isinstance(name, Card):
-        return rules.FACES[name.index]
+        return name
     words = " ".join(str(name).lower().replace("_", " ").replace("-", " ").split())
     for alias, meant in _ALIASES.items():
         if words == alias or words.endswith(" " + alias):
@@ -56,11 +52,11 @@ def card(name: CardName) -> rules.Card:
         raise ValueError(f"unknown card {name!r}: cards are {ACCEPTED}") from None
 
 
-def cards(names: Cards) -> list[rules.Card]:
+def cards(names: Cards) -> list[Card]:
     """Cards from "red 3, wild", "red_3 wild" or a list of names or cards ("" is none)."""
     if not isinstance(names, str):
         return [card(name) for name in names]
-    found: list[rules.Card] = []
+    found: list[Card] = []
     for item in (part.strip() for part in names.split(",")):
         if not item:
             continue
@@ -74,7 +70,7 @@ def cards(names: Cards) -> list[rules.Card]:
     return found
 
 
-def named_colour(name: str | Colour | rules.Colour) -> rules.Colour:
+def named_colour(name: str | Colour) -> Colour:
     try:
         return rules.Colour(str(name).strip().lower())
     except ValueError:
@@ -168,7 +164,7 @@ def position(
         raise ValueError(
             f"hand_sizes: the other seats would hold {others} cards, but only {len(rest)} are left"
         )
-    held: list[list[rules.Card]] = []
+    held: list[list[Card]] = []
     for other, size in enumerate(sizes):
         held.append(mine if other == seat else [rest.pop() for _ in range(size)])
     if draw_pile is not None:
@@ -202,7 +198,7 @@ def position(
     totals = tuple(scores) if scores is not None else (0,) * players
     if len(totals) != players:
         raise ValueError(f"scores: one per seat, {players}, not {len(totals)}")
-    return observation_of(match_id, observe_hand(hand_state, seat, totals, hand_number))
+    return observe_hand(hand_state, seat, totals, hand_number, match_id)
 
 
 def match_info(seen: Observation, rules_options: Mapping[str, Any] | None = None) -> MatchInfo:
@@ -210,10 +206,10 @@ def match_info(seen: Observation, rules_options: Mapping[str, Any] | None = None
     same `rules_options`, so that a bot reading the house rules from it sees them on."""
     options = {"players": seen.players, "target_score": seen.target_score, **(rules_options or {})}
     bots = [f"bot{seat}" for seat in range(seen.players)]
-    return match_info_of(seen.match_id, seen.seat, bots, rules.RulesConfig.from_dict(options), 1.0)
+    return MatchInfo(seen.match_id, seen.seat, tuple(bots), rules.RulesConfig.from_dict(options), 1.0)
 
 
-def _check_copies(mine: list[rules.Card], under: list[rules.Card], top: rules.Card) -> None:
+def _check_copies(mine: list[Card], under: list[Card], top: Card) -> None:
     named = Counter([*mine, *under, top])
     extra = {c: n for c, n in named.items() if n > _DECK[c]}
     if extra:
@@ -221,7 +217,7 @@ def _check_copies(mine: list[rules.Card], under: list[rules.Card], top: rules.Ca
         raise ValueError(f"more copies than the deck holds, in hand, discards and top: {listed}")
 
 
-def _chooser_dealer(config: rules.RulesConfig, top: rules.Card, seat: int, direction: int) -> int:
+def _chooser_dealer(config: rules.RulesConfig, top: Card, seat: int, direction: int) -> int:
     """The dealer that makes `seat` the one to name a first Wild's colour (RULINGS 9)."""
     first_player = (
         top.rank is rules.Rank.WILD and config.first_wild_chooser is rules.FirstWildChooser.FIRST_PLAYER
@@ -278,19 +274,21 @@ def event(kind: str | EventKind, **fields: Any) -> Event:
     missing = [name for name in accepted if name not in values]
     if missing:
         raise ValueError(f"{which} needs {', '.join(missing)}")
-    return event_of(cls(**values))
+    made: Event = cls(**values)
+    return made
 
 
 _COUNTED = (EventKind.SHUFFLED, EventKind.RESHUFFLED)  # their `cards` is a count
 _DEFAULTS: dict[EventKind, dict[str, Any]] = {
     EventKind.PLAYED: {"colour": None, "uno": False, "jump_in": False},
-    EventKind.DREW: {"reason": DrawReason.DRAW.value},
+    EventKind.DREW: {"reason": DrawReason.DRAW},
     EventKind.HAND_ENDED: {"winner": None},
 }
 _ENUM_FIELDS: dict[tuple[EventKind, str], type[enum.Enum]] = {
     (EventKind.SHUFFLED, "reason"): ShuffleReason,
     (EventKind.HAND_ENDED, "reason"): rules.HandEnd,
     (EventKind.MATCH_ENDED, "reason"): rules.MatchEnd,
+    (EventKind.DREW, "reason"): DrawReason,
 }
 
 
@@ -312,10 +310,6 @@ def _value(kind: EventKind, name: str, value: Any) -> Any:
             raise ValueError(
                 f"{kind} reason {value!r}: one of {', '.join(m.value for m in enum_type)}"
             ) from None
-    if kind is EventKind.DREW and name == "reason":
-        if str(value) not in set(DrawReason):
-            raise ValueError(f"drew reason {value!r}: one of {', '.join(DrawReason)}")
-        return str(value)
     if isinstance(value, list):
         return tuple(value)
     return value

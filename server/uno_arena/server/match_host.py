@@ -31,11 +31,6 @@ from dataclasses import dataclass, field
 from typing import Final, TypeAlias
 
 from uno_arena.rules import (
-    ACCEPT,
-    DONE,
-    DRAW,
-    KEEP,
-    PASS,
     Action,
     InvalidActionError,
     Phase,
@@ -45,6 +40,7 @@ from uno_arena.rules import (
     canonical,
     legal_actions,
     new_match,
+    safe_default,
 )
 from uno_arena.rules.event import HandEnded
 from uno_arena.server.gateway import UNKNOWN_REQUEST, BotConnection, Gateway
@@ -53,7 +49,6 @@ from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-_DEFAULTS: Final = (DRAW, KEEP, ACCEPT, PASS, DONE)
 ASKED_KEPT: Final = 1024  # requests per match a BotError may quote (a connection keeps as many answered)
 _DRAWN: Final = Phase.DRAWN
 _SETTLED: Final[list[Action]] = []  # a settled decision's legal actions (never changed)
@@ -71,14 +66,6 @@ def log_chunks(encoder: codec.MatchEncoder) -> list[bytes]:
         codec.log_progress(encoder.log(i, min(i + LOG_CHUNK_EVENTS, logged)))
         for i in range(0, logged, LOG_CHUNK_EVENTS)
     ]
-
-
-def default_action(legal: list[Action]) -> Action:
-    """The safe choice applied for a faulty seat."""
-    for action in _DEFAULTS:
-        if action in legal:
-            return action
-    return legal[0]
 
 
 class Asked:
@@ -204,7 +191,7 @@ class MatchHost:
             seat = match.hand.to_move
             legal = legal_actions(match)
             if seat in self.forfeited:
-                action = default_action(legal)
+                action = safe_default(legal)
             else:
                 live = self.gateway.connection(self.spec.bots[seat])
                 if live is not None and not live.closed:
@@ -223,7 +210,7 @@ class MatchHost:
         if connection is not None:
             self._ask(connection, seat, legal)
             return
-        applied = default_action(legal)
+        applied = safe_default(legal)
         detail = f"not connected, nor back within the {self.spec.disconnect_grace:g} s grace period"
         self._record(seat, pb.FAULT_KIND_DISCONNECTED, detail, applied, self._position(), forfeit=True)
         self._apply(applied)
@@ -356,7 +343,7 @@ class MatchHost:
     # --- faults -------------------------------------------------------------
 
     def _fault(self, seat: int, kind: pb.FaultKind, detail: str, legal: list[Action]) -> Action:
-        applied = default_action(legal)
+        applied = safe_default(legal)
         self._record(seat, kind, detail, applied, self._position())
         return applied
 
@@ -373,7 +360,7 @@ class MatchHost:
         if asked.reported:
             return f"duplicate BotError for {request_id!r}: ignored (it was recorded)"
         asked.reported = True
-        applied = asked.applied if asked.applied is not None else default_action(asked.legal)
+        applied = asked.applied if asked.applied is not None else safe_default(asked.legal)
         strike = connection.settings.bot_errors_strike
         self._record(asked.seat, pb.FAULT_KIND_BOT_ERROR, detail or "(no detail)", applied, asked.at,
                      strike=strike)  # fmt: skip
@@ -448,16 +435,8 @@ class MatchHost:
         for event in self.match.events[first:logged]:
             if isinstance(event, HandEnded):
                 result = bot_pb2.HandResult(match_id=self.spec.match_id, hand=codec.hand_ended(event))
-                result.totals.extend(self._totals_after(event))
+                result.totals.extend(self.match.totals_after(event))
                 self._tell(seat, bot_pb2.ServerMessage(hand_result=result))
-
-    def _totals_after(self, ended: HandEnded) -> list[int]:
-        totals = [0] * len(self.spec.bots)
-        for hand in self.match.hand_results:
-            totals = [t + p for t, p in zip(totals, hand.points, strict=True)]
-            if hand is ended:
-                break
-        return totals
 
     def _publish(self, final: bool = False) -> None:
         """New events: to spectators and control callers now, to the seats at the end of a hand.

@@ -31,20 +31,27 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from math import comb
-from typing import Any
 
 from uno_arena.sdk import (
     Action,
     Bot,
     Card,
+    Challenged,
     Colour,
+    ColourChosen,
     DrawReason,
+    Drew,
     Event,
-    EventKind,
+    FirstCard,
+    HandsPassed,
+    HandStarted,
     Kind,
     MatchInfo,
     Observation,
     Phase,
+    Played,
+    RulesConfig,
+    Swapped,
 )
 from uno_arena.sdk.examples.greedy_bot import calling
 
@@ -85,53 +92,54 @@ class StrongBot(Bot):
         self.colour: dict[str, Colour | None] = {}  # match -> current colour, from events
         self.previous: dict[str, Colour | None] = {}  # colour before the last Wild Draw Four
         self.honest: dict[str, set[int]] = {}  # match -> seats found innocent in a challenge
-        self.rules: dict[str, dict[str, Any]] = {}  # match -> its rules options, as MatchInfo gives them
+        self.rules: dict[str, RulesConfig] = {}  # match -> its rules, as MatchInfo gives them
         self.laid: dict[str, tuple[int, int]] = {}  # match -> (seat, cards) of the play being laid
         self.seats: dict[str, int] = {}  # match -> players
 
     def on_match_start(self, match: MatchInfo) -> None:
         self.lacks[match.match_id] = {}
-        self.rules[match.match_id] = dict(match.rules)
+        self.rules[match.match_id] = match.rules
         self.seats[match.match_id] = len(match.bots)
 
     def on_events(self, match_id: str, events: Sequence[Event]) -> None:
         lacks = self.lacks.setdefault(match_id, {})
         for event in events:
             self._count_laid(match_id, event)
-            if event.kind in (EventKind.FIRST_CARD, EventKind.PLAYED) and event.card is not None:
+            if isinstance(event, FirstCard | Played):
                 if event.card.kind is Kind.WILD_DRAW_FOUR:
                     self.previous[match_id] = self.colour.get(match_id)
-                self.colour[match_id] = event.card.colour or event.colour
-                if event.kind is EventKind.PLAYED and event.seat is not None:
+                self.colour[match_id] = event.card.colour
+                if isinstance(event, Played):
+                    self.colour[match_id] = event.card.colour or event.colour
                     colour = self.colour[match_id]
                     if colour is not None:
                         lacks.get(event.seat, set()).discard(colour)
-            elif event.kind is EventKind.COLOUR_CHOSEN:
+            elif isinstance(event, ColourChosen):
                 self.colour[match_id] = event.colour
-            elif event.kind is EventKind.DREW and event.reason is DrawReason.DRAW and event.seat is not None:
+            elif isinstance(event, Drew) and event.reason is DrawReason.DRAW:
                 current = self.colour.get(match_id)
                 if current is not None:
                     lacks.setdefault(event.seat, set()).add(current)
-            elif event.kind is EventKind.CHALLENGED and not event.fields["guilty"] and event.seat is not None:
+            elif isinstance(event, Challenged) and not event.guilty:
                 self.honest.setdefault(match_id, set()).add(event.seat)
-            elif event.kind is EventKind.SWAPPED and event.seat is not None:  # lacks move with the hands
-                other = event.fields["other"]
-                lacks[event.seat], lacks[other] = lacks.pop(other, set()), lacks.pop(event.seat, set())
-            elif event.kind is EventKind.HANDS_PASSED:
-                players, step = self.seats.get(match_id, 0), event.fields["direction"]
+            elif isinstance(event, Swapped):  # what a seat lacked moves with its hand
+                seat, other = event.seat, event.other
+                lacks[seat], lacks[other] = lacks.pop(other, set()), lacks.pop(seat, set())
+            elif isinstance(event, HandsPassed):
+                players, step = self.seats.get(match_id, 0), event.direction
                 moved = {(seat + step) % players: colours for seat, colours in lacks.items() if players}
                 lacks.clear()
                 lacks.update(moved)  # nothing if the table is unknown yet
-            elif event.kind is EventKind.HAND_STARTED:
+            elif isinstance(event, HandStarted):
                 lacks.clear()
 
     def _count_laid(self, match_id: str, event: Event) -> None:
         """The cards of the current play so far: consecutive `played` events of one seat (multi_play)."""
-        if event.kind is not EventKind.PLAYED or event.seat is None:
+        if not isinstance(event, Played):
             self.laid.pop(match_id, None)
             return
         seat, count = self.laid.get(match_id, (-1, 0))
-        same_play = seat == event.seat and not event.fields.get("jump_in")
+        same_play = seat == event.seat and not event.jump_in
         self.laid[match_id] = (event.seat, count + 1 if same_play else 1)
 
     def decide(self, observation: Observation) -> Action:
@@ -304,7 +312,7 @@ class StrongBot(Bot):
         bigger hand means seven_zero; phase lay means multi_play."""
         known = self.rules.get(observation.match_id)
         if known is not None:
-            return bool(known.get(name, False))
+            return bool(getattr(known, name))
         if name == "seven_zero":
             return len(observation.hand) > 2 and any(
                 a.uno and a.card is not None and _is_seven_or_zero(a.card) for a in observation.legal
