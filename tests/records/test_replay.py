@@ -25,9 +25,8 @@ from uno_arena.records.replay import (
     replay_path_in,
     write_replay_file,
 )
-from uno_arena.rules import RulesConfig, action_from_id, legal_actions, new_match, to_move
+from uno_arena.rules import RulesConfig, action_from_id, legal_actions, new_match, safe_default, to_move
 from uno_arena.rules import play as play_action
-from uno_arena.rules import safe_default
 from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 

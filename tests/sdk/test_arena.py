@@ -20,7 +20,6 @@ from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
-from uno_arena.sdk.from_rules import event_of
 
 SHORT = RulesConfig(target_score=150)  # whole matches, a few hands each
 
@@ -154,7 +153,7 @@ def test_callbacks_come_as_from_the_server_in_order() -> None:
             assert isinstance(info, MatchInfo) and info.seat == seat and info.bots == outcome.bots
             # every event of the log, once, in order, as this seat may see it
             told = [e for name_, _, events in calls if name_ == "on_events" for e in events]  # type: ignore[attr-defined]
-            assert told == [event_of(seen_by(e, seat)) for e in log]
+            assert told == [seen_by(e, seat) for e in log]
             # a decision is asked after the events before it; a hand's result after its hand_ended event
             hands_seen = 0
             for index, (call, _, value) in enumerate(calls):

@@ -9,13 +9,11 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from dataclasses import replace
 
 import pytest
 
-from uno_arena.rules import RulesConfig, legal_actions, new_match
+from uno_arena.rules import KEEP, RulesConfig, legal_actions, new_match
 from uno_arena.sdk import Action, Bot, BotClient, Fault, FaultKind, Observation
-from uno_arena.sdk.observation import observation_from
 from uno_arena.v1 import bot_pb2, codec
 from uno_arena.v1 import game_pb2 as pb
 
@@ -28,7 +26,7 @@ def turn_observation() -> Observation:
         match = new_match(RulesConfig(players=2), random.Random(seed))
         legal = legal_actions(match)
         request = codec.decision_request(match, match.hand.to_move, legal, "m", "m#1", 1000, [])
-        observation = observation_from("m", request)
+        observation = codec.decision_from(request)
         if observation.legal.draw is not None:
             return observation
     raise AssertionError("no deal starts with a turn")
@@ -130,7 +128,7 @@ def test_an_action_that_is_not_legal_now_names_it() -> None:
     observation = turn_observation()
     draw = observation.legal.draw
     assert draw is not None
-    stale = replace(draw, id=121, text="keep")  # an action of another decision
+    stale = KEEP  # an action of another decision
     _, failure = choose(Returning(stale))
     assert failure == "decide() returned keep (id 121), not one of the legal actions"
     _, failure = choose(Returning(None))

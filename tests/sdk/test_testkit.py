@@ -14,10 +14,9 @@ from uno_arena.rules import Colour as RulesColour
 from uno_arena.rules import parse_card as rules_card
 from uno_arena.rules.event import Drew, Played, Received
 from uno_arena.sdk import ActionKind, Colour, DrawReason, EventKind, Kind, Phase
-from uno_arena.sdk.events import event_from
-from uno_arena.sdk.from_rules import CARDS
 from uno_arena.sdk.testkit import card, cards, event, match_info, position
 from uno_arena.v1 import codec
+from uno_arena.v1.codec import event_from
 
 
 def readable(face_name: str) -> str:
@@ -29,7 +28,7 @@ def test_every_face_reads_in_both_syntaxes() -> None:
     for face in FACES:
         assert card(str(face)) is face
         assert card(readable(str(face)).upper()) is face
-        assert card(CARDS[face.index]) is face
+        assert card(face) is face and card(str(face)) is face
     assert card("green draw 2") is card("green +2") is rules_card("green_draw_two")
     assert card("wild draw 4") is card("+4") is rules_card("wild_draw_four")
     assert (
@@ -108,7 +107,7 @@ def test_a_first_card_wild_waits_for_its_colour() -> None:
         Phase.CHOOSE_COLOUR,
         1,
         None,
-        (CARDS[52],),
+        (FACES[52],),
     )
     assert [a.colour for a in seen.legal] == list(Colour)
     first = position(hand="red 3", top="wild", phase="choose_colour", players=3, seat=1,
@@ -156,25 +155,25 @@ def test_impossible_positions_are_refused_saying_why(options: dict[str, object],
 def test_events_are_what_a_connected_bot_decodes() -> None:
     played = event("played", seat=1, card="wild", colour="green", cards_left=4)
     assert played == event_from(codec.event(Played(1, rules_card("wild"), RulesColour.GREEN, False, 4)))
-    assert (played.kind, played.seat, played.colour, played.fields["uno"]) == (
+    assert (played.kind, played.seat, played.colour, played.uno) == (
         EventKind.PLAYED,
         1,
         Colour.GREEN,
         False,
     )
     drew = event(EventKind.DREW, seat=1, count=2, reason="draw_two")
-    assert drew == event_from(codec.event(seen_by(Drew(1, 2, (FACES[0], FACES[1]), "draw_two"), 0)))
-    assert (drew.cards, drew.fields["hidden"], drew.reason) == ((), True, DrawReason.DRAW_TWO)
+    assert drew == event_from(codec.event(seen_by(Drew(1, 2, (FACES[0], FACES[1]), DrawReason.DRAW_TWO), 0)))
+    assert (drew.cards, drew.reason) == (None, DrawReason.DRAW_TWO)
     mine = event("drew", seat=0, cards="red 1, red 2")
     assert (mine.count, [str(c) for c in mine.cards], mine.reason) == (2, ["red_1", "red_2"], DrawReason.DRAW)
     ended = event("hand_ended", reason="played_out", winner=1, points=[0, 35])
-    assert (ended.reason, ended.fields["points"]) == ("played_out", (0, 35))
+    assert (ended.reason, ended.points) == ("played_out", (0, 35))
 
 
 @pytest.mark.parametrize(
     ("kind", "fields", "message"),
     [
-        ("nope", {}, "unknown event kind 'nope': one of hand_started, "),
+        ("nope", {}, "unknown event kind 'nope': one of dealer_drew, "),
         ("played", {"seat": 1}, "played needs card, cards_left"),
         (
             "played",
@@ -212,6 +211,22 @@ def test_the_docs_testing_example_passes_against_the_docs_first_bot(tmp_path: Pa
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "3 passed" in run.stdout
+
+
+def test_every_python_example_of_the_docs_runs(tmp_path: Path) -> None:
+    """docs/bots.md's examples as a reader would run them: the files it names written beside each other
+    (`# my_bot.py`), every other block run as a script there (the arena's, the test kit's)."""
+    blocks: list[str] = re.findall(r"```python\n(.*?)```", DOCS.read_text(), re.DOTALL)
+    named = [b for b in blocks if re.match(r"# \w+\.py", b)]
+    for block in named:
+        (tmp_path / block.split()[1]).write_text(block)
+    scripts = [b for b in blocks if b not in named]
+    assert len(named) >= 2 and len(scripts) >= 2
+    for number, script in enumerate(scripts):
+        (tmp_path / f"example_{number}.py").write_text(script)
+        run = subprocess.run([sys.executable, f"example_{number}.py"], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=300)  # fmt: skip
+        assert run.returncode == 0, f"{script}\n{run.stdout}{run.stderr}"
 
 
 def test_a_stacking_position_carries_the_pending_total() -> None:
@@ -304,27 +319,29 @@ def test_the_house_rules_events_are_what_a_connected_bot_decodes() -> None:
     red_5 = rules_card("red_5")
     jumped = event("played", seat=2, card="red 5", cards_left=3, jump_in=True)
     assert jumped == event_from(codec.event(Played(2, red_5, None, False, 3, True)))
-    assert event("swapped", seat=0, other=2).fields == {"seat": 0, "other": 2}
+    assert (event("swapped", seat=0, other=2).seat, event("swapped", seat=0, other=2).other) == (0, 2)
     passed = event("hands_passed", direction=-1)
-    assert (passed.kind, passed.fields["direction"]) == (EventKind.HANDS_PASSED, -1)
+    assert (passed.kind, passed.direction) == (EventKind.HANDS_PASSED, -1)
     hidden = event("received", seat=1, giver=0, count=3)
     assert hidden == event_from(codec.event(seen_by(Received(1, 0, 3, (red_5,) * 3), 0)))
-    assert (hidden.cards, hidden.count, hidden.fields["hidden"]) == ((), 3, True)
+    assert (hidden.cards, hidden.count) == (None, 3)
     mine = event("received", seat=0, giver=1, cards="red 5, blue 2")
-    assert (mine.count, [str(c) for c in mine.cards], mine.fields["giver"]) == (2, ["red_5", "blue_2"], 1)
+    assert (mine.count, [str(c) for c in mine.cards], mine.giver) == (2, ["red_5", "blue_2"], 1)
 
 
 def test_match_info_tells_on_match_start_the_house_rules_of_a_position() -> None:
     seen = position("red 3", "red 5", players=3, seat=1, target=200, rules_options={"jump_in": True})
     info = match_info(seen, {"jump_in": True})
-    assert (info.match_id, info.seat, len(info.bots), info.rules["players"]) == ("test", 1, 3, 3)
-    assert (info.rules["jump_in"], info.rules["seven_zero"], info.rules["target_score"]) == (True, False, 200)
+    assert (info.match_id, info.seat, len(info.bots), info.rules.players) == ("test", 1, 3, 3)
+    assert (info.rules.jump_in, info.rules.seven_zero, info.rules.target_score) == (True, False, 200)
 
 
-def test_the_docs_match_info_example_runs_with_the_docs_first_bot() -> None:
+def test_the_docs_match_info_example_runs_with_the_docs_first_bot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     text = DOCS.read_text()
+    (tmp_path / "my_bot.py").write_text(python_block(text, "# my_bot.py"))
+    monkeypatch.syspath_prepend(str(tmp_path))
     names: dict[str, object] = {}
-    exec(python_block(text, "# my_bot.py"), names)
-    names.update(position=position, match_info=match_info)
-    exec(python_block(text, "bot = MyBot()"), names)
+    exec(python_block(text, "from uno_arena.sdk.testkit import match_info"), names)
     assert names["bot"].decide(names["seen"]).text == "play red_7 uno"  # type: ignore[attr-defined]

@@ -16,9 +16,8 @@ from tests.server.botclient import Policy, TestBot, eager, play_match
 from tests.server.test_bot_errors import Flaky, play
 from uno_arena.records import ruleset
 from uno_arena.records.replay import AUTOMATIC, lines, recorded_match
-from uno_arena.rules import action_from_id, legal_actions, new_match, to_move
+from uno_arena.rules import action_from_id, legal_actions, new_match, safe_default, to_move
 from uno_arena.rules import play as play_action
-from uno_arena.rules import safe_default
 from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
