@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import RunningServer
 from tests.server.botclient import SilentBot, TestBot, control, eager, play_match
-from uno_arena.server.gateway import BotConnection
+from uno_arena.server.gateway import BotConnection, StrayLimiter, StrayVerdict
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -92,6 +92,13 @@ def test_a_bot_that_does_not_read_is_disconnected_and_faulted_not_buffered(
     assert "does not read" in (ended.details() or "")
     deaf.close()
     good.close()
+
+
+def test_the_stray_limiter_replies_to_a_burst_then_drops_then_calls_a_flood() -> None:
+    limiter = StrayLimiter(rate=0.001, burst=2, flood=3)  # no refill meanwhile
+    verdicts = [limiter.take() for _ in range(5)]
+    assert verdicts == [StrayVerdict.REPLY] * 2 + [StrayVerdict.DROP] * 2 + [StrayVerdict.FLOOD]
+    assert limiter.dropped == limiter.dropped_total == 3
 
 
 @pytest.mark.settings(stray_burst=5, stray_replies_per_s=0.001, stray_flood=20)  # no refill meanwhile

@@ -13,6 +13,7 @@ and the request ids it answered are remembered in a bounded window.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections import OrderedDict, deque
@@ -78,6 +79,14 @@ class PendingDecision(Protocol):
         """The connection ended first, for `reason`."""
 
 
+class StrayVerdict(enum.Enum):
+    """What `StrayLimiter.take` allows for one stray message."""
+
+    REPLY = "reply"  # answer it with a no-strike INVALID fault
+    DROP = "drop"  # over the rate: no reply (counted)
+    FLOOD = "flood"  # so many dropped in one burst that the bot is disconnected
+
+
 @dataclass(eq=False)
 class StrayLimiter:
     """A token bucket for replies to stray messages; a burst ends when the bucket is full again."""
@@ -93,8 +102,8 @@ class StrayLimiter:
     def __post_init__(self) -> None:
         self.tokens = float(self.burst)
 
-    def take(self) -> str:
-        """ "reply", "drop" (over the rate) or "flood" (so many dropped in one burst: disconnect)."""
+    def take(self) -> StrayVerdict:
+        """REPLY, DROP (over the rate) or FLOOD (so many dropped in one burst: disconnect)."""
         now = time.monotonic()
         self.tokens = min(float(self.burst), self.tokens + (now - self.updated) * self.rate)
         self.updated = now
@@ -102,10 +111,10 @@ class StrayLimiter:
             self.dropped = 0  # it calmed down: a new burst may begin
         if self.tokens >= 1:
             self.tokens -= 1
-            return "reply"
+            return StrayVerdict.REPLY
         self.dropped += 1
         self.dropped_total += 1
-        return "flood" if self.dropped >= self.flood else "drop"
+        return StrayVerdict.FLOOD if self.dropped >= self.flood else StrayVerdict.DROP
 
 
 @dataclass(eq=False)
@@ -247,7 +256,7 @@ class BotConnection:
     def stray(self, match_id: str, detail: str) -> None:
         """Tell the bot about a message that affected no match (no strike), within the rate limit."""
         verdict = self.strays.take()
-        if verdict == "reply":
+        if verdict is StrayVerdict.REPLY:
             fault = pb.Fault(match_id=match_id, kind=pb.FAULT_KIND_INVALID, detail=detail)
             self.send(bot_pb2.ServerMessage(fault=fault))
             return
@@ -257,7 +266,7 @@ class BotConnection:
                 "bot %s sends stray messages faster than %g/s: replies dropped until it calms down (%s)",
                 self.name, limiter.rate, detail,
             )  # fmt: skip
-        if verdict == "flood":
+        if verdict is StrayVerdict.FLOOD:
             self.close(
                 f"too many stray messages: {limiter.dropped} in one burst over {limiter.rate:g}/s "
                 "(late, duplicate or unknown answers)",
