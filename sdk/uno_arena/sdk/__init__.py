@@ -11,7 +11,7 @@ class MyBot(Bot):
 from uno_arena.sdk.actions import Action, ActionKind, LegalActions
 from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.cards import Card, Colour, Kind
-from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
+from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, CloseReason, run_bot
 from uno_arena.sdk.events import (
     DrawReason,
     Event,
@@ -36,6 +36,7 @@ __all__ = [
     "BotReplaced",
     "Card",
     "ClientSettings",
+    "CloseReason",
     "Colour",
     "DrawReason",
     "Event",
