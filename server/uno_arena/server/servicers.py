@@ -16,6 +16,7 @@ from google.protobuf.message import DecodeError
 
 from uno_arena.records import identity
 from uno_arena.rules import ConfigError, build, public
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.server.arena import SERVER_DRAINING, SERVER_STOPPING, Arena
 from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
@@ -373,8 +374,8 @@ def _request_problem(request: control_pb2.PlayMatchRequest, bots: tuple[str, ...
         return "match_id: required"
     if len(set(bots)) != len(bots):
         return "bots: a bot may take only one seat"
-    if not 2 <= len(bots) <= 10:
-        return f"bots: 2 to 10 seats, got {len(bots)}"
+    if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
+        return f"bots: {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {len(bots)}"
     if request.HasField("decision_timeout_ms") and request.decision_timeout_ms < 1:
         return "decision_timeout_ms: must be >= 1 when set (unset: the server's default)"
     if request.HasField("max_strikes") and request.max_strikes < 1:
