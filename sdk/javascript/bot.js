@@ -144,7 +144,7 @@ let call = null; // the live stream, if any
 let draining = false; // set by the first Ctrl-C
 
 // Plays on one stream until it ends; resolves with its final status
-// ({code, details}) and whether the server welcomed us first.
+// ({code, details, reason}) and whether the server welcomed us first.
 function connectOnce(client) {
   return new Promise((resolve) => {
     let welcomed = false;
@@ -204,7 +204,10 @@ function connectOnce(client) {
     call.on("status", (status) => {
       call.end();
       call = null;
-      resolve({ code: status.code, details: status.details, welcomed });
+      // why the server ended the stream: a CloseReason's name (bot.proto) beside the status, in the
+      // trailing metadata; "" if none (gRPC ended it by itself, or a server older than the reason)
+      const [reason = ""] = status.metadata ? status.metadata.get("uno-arena-close-reason") : [];
+      resolve({ code: status.code, details: status.details, reason: String(reason), welcomed });
     });
   });
 }
@@ -213,11 +216,25 @@ function connectOnce(client) {
 
 const sleep = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
 
-// Statuses after which connecting again cannot help (docs/protocol.md, "How a stream ends").
+// Why the server ended a stream, when connecting again cannot help (bot.proto, CloseReason). The
+// reason is what to read: the status message is for people and may change.
+const REPLACED = `another copy of bot ${options.name} connected; this one stops`;
+const REFUSED = "the server refused the bot's name or token";
+const FIX_CLIENT = "the server refused this client's message (fix the client)";
 const FINAL = {
-  [grpc.status.UNAUTHENTICATED]: "the server refused the bot's name or token",
-  [grpc.status.INVALID_ARGUMENT]: "the server refused this client's message (fix the client)",
-  [grpc.status.ABORTED]: `another copy of bot ${options.name} connected; this one stops`,
+  CLOSE_REASON_REPLACED: REPLACED,
+  CLOSE_REASON_TOKEN_REVOKED: "the bot's token was replaced or revoked",
+  CLOSE_REASON_TOKEN_REFUSED: REFUSED,
+  CLOSE_REASON_NO_HELLO: FIX_CLIENT,
+  CLOSE_REASON_FIELD_TOO_LONG: FIX_CLIENT,
+  CLOSE_REASON_NOT_A_BOT_MESSAGE: FIX_CLIENT,
+};
+// With no reason (a server before it, uno-arena 0.1.0) or one this file does not know, the status
+// code alone says it.
+const FINAL_STATUS = {
+  [grpc.status.UNAUTHENTICATED]: REFUSED,
+  [grpc.status.INVALID_ARGUMENT]: FIX_CLIENT,
+  [grpc.status.ABORTED]: REPLACED,
 };
 
 async function main() {
@@ -230,17 +247,18 @@ async function main() {
   });
   let backoff = 0.5;
   for (;;) {
-    const { code, details, welcomed } = await connectOnce(client);
+    const { code, details, reason, welcomed } = await connectOnce(client);
     if (code === grpc.status.OK && draining) {
       log("every match finished: stopping");
       process.exit(0);
     }
-    if (code in FINAL) {
-      console.error(`error: ${FINAL[code]}: ${grpc.status[code]} ${details}`);
+    const final = FINAL[reason] || FINAL_STATUS[code]; // by the code: no reason, or one we do not know
+    if (final) {
+      console.error(`error: ${final}: ${grpc.status[code]} ${details}`);
       process.exit(1);
     }
     if (welcomed) backoff = 0.5;
-    log(`connection ended (${grpc.status[code]}: ${details})`);
+    log(`connection ended (${grpc.status[code]}${reason ? ` ${reason}` : ""}: ${details})`);
     if (draining && running.size === 0) {
       log("no match left to finish: stopping");
       process.exit(0);

@@ -8,8 +8,9 @@ import random
 import pytest
 
 from uno_arena.leaderboard.ratings import Outcome, outcome, rate
-from uno_arena.leaderboard.standings import head_to_head, standings, wilson
+from uno_arena.leaderboard.standings import WIN_UNITS, head_to_head, standings, wilson
 from uno_arena.records.match import Faults, HandRecord, MatchRecord
+from uno_arena.rules.config import MAX_PLAYERS
 from uno_arena.v1 import game_pb2 as pb
 
 
@@ -57,6 +58,10 @@ def test_ranks_winners_then_totals_then_forfeits() -> None:
     assert result.ranks == (3, 2, 1, 2)
     shared = outcome(summary("m", ["a", "b"], [0, 1], [500, 500]))
     assert shared.ranks == (1, 1)
+
+
+def test_a_win_shared_by_any_number_of_seats_the_rules_allow_is_a_whole_number_of_units() -> None:
+    assert all(WIN_UNITS % seats == 0 for seats in range(1, MAX_PLAYERS + 1))
 
 
 def test_wilson_interval_by_hand() -> None:

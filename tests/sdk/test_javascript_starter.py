@@ -27,6 +27,7 @@ from tests.server.botclient import control, play_match
 from uno_arena.records import identity
 from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
+from uno_arena.server import arena
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -253,4 +254,35 @@ def test_the_javascript_bot_stops_when_its_token_is_refused(
     assert js.wait() == 1
     assert js.lines[-1] == (
         "error: the server refused the bot's name or token: UNAUTHENTICATED unknown bot name or wrong token"
+    )
+
+
+def test_the_javascript_bot_stops_when_another_copy_replaces_it(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    token = match_server.register("js-copied")
+    js = NodeBot(bot_js, match_server.address, "js-copied", token)
+    node_bots.append(js)
+    js.wait_for_line(r"connected to .* as js-copied")
+    copy = BackgroundBot(GreedyBot(), match_server.address, "js-copied", token)
+    copy.wait_connected()
+    assert js.wait() == 1, js.output
+    assert js.lines[-1].startswith("error: another copy of bot js-copied connected; this one stops: ABORTED ")
+    copy.stop()
+
+
+@pytest.mark.settings(token_check_ms=100)
+def test_the_javascript_bot_stops_when_its_token_is_revoked_knowing_why_from_the_reason(
+    match_server: RunningServer, bot_js: Path, node_bots: list[NodeBot], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status message is for people: the bot reads CLOSE_REASON_TOKEN_REVOKED beside it (by the
+    status code alone, UNAUTHENTICATED, it would say its token was refused)."""
+    monkeypatch.setattr(arena, "TOKEN_REVOKED", "your key no longer opens this door")
+    js = NodeBot(bot_js, match_server.address, "js-revoked", match_server.register("js-revoked"))
+    node_bots.append(js)
+    js.wait_for_line(r"connected to .* as js-revoked")
+    identity.revoke_bot(match_server.redis, match_server.prefix, "js-revoked")
+    assert js.wait() == 1, js.output
+    assert js.lines[-1] == (
+        "error: the bot's token was replaced or revoked: UNAUTHENTICATED your key no longer opens this door"
     )

@@ -19,11 +19,13 @@ from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control, play_match
 from tests.workers.harness import wait_until
 from uno_arena.records import identity
-from uno_arena.sdk import Action, Bot, BotRefused, BotReplaced, Observation
+from uno_arena.sdk import Action, Bot, BotRefused, BotReplaced, CloseReason, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
-from uno_arena.v1 import control_pb2
+from uno_arena.server import arena
+from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import names
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -178,6 +180,7 @@ def test_a_second_copy_of_a_bot_makes_the_first_stop(match_server: RunningServer
     second.wait_connected()
     assert first.finished.wait(30), "the replaced copy is still running"
     assert isinstance(first.error, BotReplaced)
+    assert first.error.reason is CloseReason.REPLACED  # from the reason the server sent, not its words
     assert str(first.error) == "another copy of bot copied connected; this one stops"
     stub, metadata = control(match_server.address, match_server.control_token)
     listed = stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots
@@ -187,19 +190,27 @@ def test_a_second_copy_of_a_bot_makes_the_first_stop(match_server: RunningServer
 
 
 @pytest.mark.settings(token_check_ms=100)
-def test_a_revoked_token_stops_the_sdk(match_server: RunningServer) -> None:
+def test_a_revoked_token_stops_the_sdk(match_server: RunningServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The SDK knows why from the reason beside the status: the status message, for people, may say
+    anything."""
+    monkeypatch.setattr(arena, "TOKEN_REVOKED", "your key no longer opens this door")
     bot = BackgroundBot(GreedyBot(), match_server.address, "revoked", match_server.register("revoked"))
     bot.wait_connected()
     identity.revoke_bot(match_server.redis, match_server.prefix, "revoked")
     assert bot.finished.wait(30), "the SDK kept running with a revoked token"
-    assert type(bot.error) is BotRefused and str(bot.error) == "token replaced or revoked"
+    assert type(bot.error) is BotRefused and bot.error.reason is CloseReason.TOKEN_REVOKED
+    assert str(bot.error) == "your key no longer opens this door"
+
+
+def test_the_sdk_knows_every_close_reason_of_the_protocol() -> None:
+    assert {reason.value for reason in CloseReason} == set(names(bot_pb2.CloseReason.DESCRIPTOR).values())
 
 
 def test_a_hello_over_the_limits_stops_the_sdk_instead_of_retrying(match_server: RunningServer) -> None:
     """The same Hello would be refused again: reconnecting cannot help, so the SDK stops and says why."""
     bot = BackgroundBot(GreedyBot(), match_server.address, "n" * 200, "token")
     assert bot.finished.wait(30), "the SDK keeps retrying a Hello the server refuses"
-    assert type(bot.error) is BotRefused
+    assert type(bot.error) is BotRefused and bot.error.reason is CloseReason.FIELD_TOO_LONG
     assert str(bot.error) == "Hello.bot_name: at most 128 characters, got 200"
     assert bot.client.connections == 0
 

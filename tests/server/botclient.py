@@ -10,6 +10,7 @@ from collections.abc import Callable
 import grpc
 
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
+from uno_arena.v1.names import close_reason_of
 
 Policy = Callable[[bot_pb2.DecisionRequest], "int | None"]
 
@@ -95,6 +96,11 @@ class TestBot:
 
     def welcomed(self) -> bool:
         return "welcome" in self.kinds()
+
+    def close_reason(self) -> bot_pb2.CloseReason:
+        """The `CloseReason` the server sent beside the status of the ended stream."""
+        assert self.ended
+        return close_reason_of(self.call.trailing_metadata())
 
     def close(self) -> None:
         self.outgoing.put(None)

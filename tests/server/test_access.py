@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import grpc
 import pytest
@@ -18,21 +20,25 @@ from uno_arena.server.app import create_server, redis_client
 from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import close_reason_of, names
 
 
-def refused(bot: TestBot) -> grpc.StatusCode:
+def refused(bot: TestBot) -> tuple[grpc.StatusCode, bot_pb2.CloseReason]:
+    """How the server ended the bot's stream: the status code and the reason beside it."""
     bot.wait_for(lambda: bot.ended)
     assert bot.error is not None
     code: grpc.StatusCode = bot.error.code()
+    reason = bot.close_reason()
     bot.close()
-    return code
+    return code, reason
 
 
 def test_wrong_or_missing_token_is_unauthenticated(match_server: RunningServer) -> None:
     match_server.register("known")
-    assert refused(TestBot(match_server.address, "known", "not-the-token")) == grpc.StatusCode.UNAUTHENTICATED
-    assert refused(TestBot(match_server.address, "known", "")) == grpc.StatusCode.UNAUTHENTICATED
-    assert refused(TestBot(match_server.address, "stranger", "x")) == grpc.StatusCode.UNAUTHENTICATED
+    wrong = (grpc.StatusCode.UNAUTHENTICATED, bot_pb2.CLOSE_REASON_TOKEN_REFUSED)
+    assert refused(TestBot(match_server.address, "known", "not-the-token")) == wrong
+    assert refused(TestBot(match_server.address, "known", "")) == wrong
+    assert refused(TestBot(match_server.address, "stranger", "x")) == wrong
 
 
 def test_first_message_must_be_hello(match_server: RunningServer) -> None:
@@ -42,6 +48,7 @@ def test_first_message_must_be_hello(match_server: RunningServer) -> None:
     with pytest.raises(grpc.RpcError) as error:
         list(stub.Connect(iter([decision]), timeout=10))
     assert error.value.code() == grpc.StatusCode.UNAUTHENTICATED
+    assert close_reason_of(error.value.trailing_metadata()) == bot_pb2.CLOSE_REASON_NO_HELLO
     channel.close()
 
 
@@ -62,6 +69,8 @@ def test_garbage_bytes_do_not_hurt_the_server(match_server: RunningServer) -> No
     with pytest.raises(grpc.RpcError) as refused:
         list(raw(iter([b"\xff\xfe\xfd garbage \x00\x01"]), timeout=10))
     assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT  # not UNKNOWN (a crash of ours)
+    reason = close_reason_of(refused.value.trailing_metadata())
+    assert reason == bot_pb2.CLOSE_REASON_NOT_A_BOT_MESSAGE
     channel.close()
     bot = TestBot(match_server.address, "after", match_server.register("after"))
     bot.wait_for(bot.welcomed)
@@ -74,7 +83,7 @@ def test_a_second_connection_replaces_the_first(match_server: RunningServer) -> 
     first.wait_for(first.welcomed)
     second = TestBot(match_server.address, "twice", token)
     second.wait_for(second.welcomed)
-    assert refused(first) == grpc.StatusCode.ABORTED
+    assert refused(first) == (grpc.StatusCode.ABORTED, bot_pb2.CLOSE_REASON_REPLACED)
     stub, metadata = control(match_server.address, match_server.control_token)
     listed = stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata).bots
     assert [(b.name, b.client) for b in listed] == [("twice", "test")]
@@ -147,3 +156,11 @@ def test_a_second_server_on_a_taken_address_refuses_to_start(
     assert f"cannot listen on {match_server.address}: address already in use" in done.stderr
     stub, metadata = control(match_server.address, match_server.control_token)
     assert stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata, timeout=10).bots == []
+
+
+def test_the_protocol_guide_lists_every_close_reason() -> None:
+    """docs/protocol.md's "How a stream ends" names each reason a client may read beside a status."""
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text()
+    table = guide.split("### How a stream ends", 1)[1].split("\n### ", 1)[0]
+    listed = set(re.findall(r"^\| `[A-Z_]+` \| `([A-Z_]+)` \|", table, flags=re.MULTILINE))
+    assert listed == {name.upper() for name in names(bot_pb2.CloseReason.DESCRIPTOR).values()}

@@ -58,6 +58,7 @@ def test_a_draining_bot_finishes_its_match_gets_no_new_one_and_its_stream_ends_o
     assert not finished.result.forfeited
     leaving.wait_for(lambda: leaving.ended)
     assert leaving.error is None  # status OK
+    assert leaving.close_reason() == bot_pb2.CLOSE_REASON_DRAINED
     kinds = leaving.kinds()
     assert kinds.count("draining") == 1
     assert leaving.of_kind("draining")[0].draining.running_matches == 1
@@ -75,7 +76,7 @@ def test_a_bot_with_no_match_is_drained_at_once_and_may_come_back_fresh(match_se
     first.wait_for(first.welcomed)
     first.send(drain())
     first.wait_for(lambda: first.ended)
-    assert first.error is None
+    assert first.error is None and first.close_reason() == bot_pb2.CLOSE_REASON_DRAINED
     assert first.kinds() == ["welcome", "draining"]
     assert first.of_kind("draining")[0].draining.running_matches == 0
     # A PlayMatch waiting for the bot waits as for one that is not connected: the bot's next

@@ -14,9 +14,10 @@ import pytest
 
 from tests.conftest import RunningServer
 from tests.server.botclient import SilentBot, TestBot, control, eager, play_match
-from uno_arena.server.gateway import BotConnection
+from uno_arena.server.gateway import BotConnection, StrayLimiter, StrayVerdict
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.names import close_reason_of
 
 BIG = "x" * (3 * 1024 * 1024)  # 3 MB: under the 4 MiB message limit, far over any id's
 
@@ -89,9 +90,17 @@ def test_a_bot_that_does_not_read_is_disconnected_and_faulted_not_buffered(
     assert finished.result.reason == pb.MATCH_END_FORFEIT and list(finished.result.forfeited) == [1]
     _, ended = deaf.outcome()
     assert ended is not None and ended.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert close_reason_of(ended.trailing_metadata()) == bot_pb2.CLOSE_REASON_OUTBOX_FULL  # a stuck write too
     assert "does not read" in (ended.details() or "")
     deaf.close()
     good.close()
+
+
+def test_the_stray_limiter_replies_to_a_burst_then_drops_then_calls_a_flood() -> None:
+    limiter = StrayLimiter(rate=0.001, burst=2, flood=3)  # no refill meanwhile
+    verdicts = [limiter.take() for _ in range(5)]
+    assert verdicts == [StrayVerdict.REPLY] * 2 + [StrayVerdict.DROP] * 2 + [StrayVerdict.FLOOD]
+    assert limiter.dropped == limiter.dropped_total == 3
 
 
 @pytest.mark.settings(stray_burst=5, stray_replies_per_s=0.001, stray_flood=20)  # no refill meanwhile
@@ -107,10 +116,11 @@ def test_a_flood_of_stray_answers_with_huge_ids_is_cut_off(match_server: Running
     finally:
         stop.set()
     assert held.close_code == grpc.StatusCode.RESOURCE_EXHAUSTED
-    assert "too many stray messages" in held.close_reason
+    assert held.close_why == bot_pb2.CLOSE_REASON_STRAY_FLOOD
     assert held.peak_messages <= 5 and held.peak_bytes < 5 * 1024  # five short replies at most
     received, ended = deaf.outcome()
     assert ended is not None and ended.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert close_reason_of(ended.trailing_metadata()) == bot_pb2.CLOSE_REASON_STRAY_FLOOD
     replies = [m.fault.detail for m in received if m.HasField("fault")]
     assert len(replies) == 5  # the burst; the rest dropped
     assert all("request_id: at most 128 characters" in r and len(r) < 200 for r in replies)
@@ -165,6 +175,7 @@ def test_an_over_long_hello_field_is_refused_naming_the_field(match_server: Runn
             )
         channel.close()
         assert refused.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert close_reason_of(refused.value.trailing_metadata()) == bot_pb2.CLOSE_REASON_FIELD_TOO_LONG
         assert f"Hello.{field}: at most" in (refused.value.details() or "")
 
 
@@ -190,6 +201,7 @@ def test_garbage_after_a_valid_hello_ends_the_stream_with_invalid_argument(
             if bot_pb2.ServerMessage.FromString(message).HasField("welcome"):
                 sent.set()
     assert ended.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    assert close_reason_of(ended.value.trailing_metadata()) == bot_pb2.CLOSE_REASON_NOT_A_BOT_MESSAGE
     assert "not a BotMessage" in (ended.value.details() or "")
     channel.close()
 

@@ -18,7 +18,7 @@ from tests.conftest import RunningServer
 from tests.server.botclient import TestBot, control, play_match
 from uno_arena.records import identity
 from uno_arena.server.arena import SERVER_DRAINING
-from uno_arena.v1 import control_pb2
+from uno_arena.v1 import bot_pb2, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 
@@ -67,6 +67,7 @@ def test_stopping_with_bots_connected_is_quiet_and_tells_them(redis_prefix: tupl
         rest = process.communicate()[1]
     assert bot.error is not None and bot.error.code() == grpc.StatusCode.UNAVAILABLE
     assert bot.error.details() == "the server is stopping"
+    assert bot.close_reason() == bot_pb2.CLOSE_REASON_SERVER_STOPPING
     log = "".join(lines) + rest
     assert "match server stopped" in log
     assert "ERROR" not in log and "Traceback" not in log, log

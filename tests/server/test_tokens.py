@@ -19,6 +19,7 @@ from tests.server.botclient import TestBot
 from tests.server.test_limits import on_server, wait_until
 from uno_arena.cli.main import cli
 from uno_arena.records import identity
+from uno_arena.v1 import bot_pb2
 
 FAST = {"token_check_ms": 100}
 
@@ -29,10 +30,11 @@ def connected(server: RunningServer, name: str, token: str, **options: Any) -> T
     return bot
 
 
-def ended_with(bot: TestBot) -> tuple[grpc.StatusCode, str]:
+def ended_with(bot: TestBot) -> tuple[grpc.StatusCode, bot_pb2.CloseReason]:
+    """The status code the stream ended with, and the reason the server sent beside it."""
     bot.wait_for(lambda: bot.ended, timeout=15)
     assert bot.error is not None
-    return bot.error.code(), bot.error.details() or ""
+    return bot.error.code(), bot.close_reason()
 
 
 def checks_after(server: RunningServer, rounds: int) -> Callable[[], bool]:
@@ -51,14 +53,14 @@ def test_a_replaced_token_ends_the_live_connection(match_server: RunningServer) 
     old_token = match_server.register("renewed")
     old = connected(match_server, "renewed", old_token)
     new_token = identity.register_bot(match_server.redis, match_server.prefix, "renewed", replace=True)
-    assert ended_with(old) == (grpc.StatusCode.UNAUTHENTICATED, "token replaced or revoked")
+    assert ended_with(old) == (grpc.StatusCode.UNAUTHENTICATED, bot_pb2.CLOSE_REASON_TOKEN_REVOKED)
     old.close()
     renewed = connected(match_server, "renewed", new_token)
     wait_until(checks_after(match_server, 3), what="three token checks")
     assert not renewed.ended  # the new token stays valid
     renewed.close()
     again = TestBot(match_server.address, "renewed", old_token)
-    assert ended_with(again)[0] == grpc.StatusCode.UNAUTHENTICATED
+    assert ended_with(again) == (grpc.StatusCode.UNAUTHENTICATED, bot_pb2.CLOSE_REASON_TOKEN_REFUSED)
     again.close()
 
 
@@ -67,7 +69,7 @@ def test_bot_revoke_deletes_the_bot_and_ends_its_connection(match_server: Runnin
     bot = connected(match_server, "gone", match_server.register("gone"))
     done = bot_command(match_server, "revoke", "gone")
     assert done.exit_code == 0, done.output
-    assert ended_with(bot) == (grpc.StatusCode.UNAUTHENTICATED, "token replaced or revoked")
+    assert ended_with(bot) == (grpc.StatusCode.UNAUTHENTICATED, bot_pb2.CLOSE_REASON_TOKEN_REVOKED)
     assert not match_server.redis.exists(identity.bot_key(match_server.prefix, "gone"))
     bot.close()
     again = bot_command(match_server, "revoke", "gone")

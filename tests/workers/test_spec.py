@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import redis
 
 from uno_arena.records import identity, tournament
-from uno_arena.records.spec import SpecError, TournamentSpec, load_spec, spec_from_dict
+from uno_arena.records.spec import DEFAULTS, SpecError, TournamentSpec, load_spec, spec_from_dict
 from uno_arena.records.tournament import Keys, load
+from uno_arena.rules import RulesConfig
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.workers.lifecycle import check_bots
 from uno_arena.workers.queue import retry
 
@@ -49,6 +52,17 @@ def test_bad_specs_name_the_field(change: dict[str, object], field: str) -> None
     with pytest.raises(SpecError) as raised:
         spec_from_dict({**GOOD, **change})
     assert str(raised.value).startswith(field), str(raised.value)
+
+
+def test_a_spec_of_a_name_and_bots_takes_every_default_from_the_dataclass_and_the_rules() -> None:
+    """The defaults are written once: TournamentSpec's fields, the rules' target score and player limits."""
+    assert spec_from_dict(GOOD) == replace(DEFAULTS, name="cup", bots=("a", "b", "c"))
+    assert DEFAULTS.target == RulesConfig().target_score and DEFAULTS.seats == MIN_PLAYERS
+    many = [f"b{n}" for n in range(MAX_PLAYERS + 1)]
+    assert spec_from_dict({**GOOD, "bots": many, "seats": MAX_PLAYERS}).seats == MAX_PLAYERS
+    too_many = f"^seats: must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {MAX_PLAYERS + 1}$"
+    with pytest.raises(SpecError, match=too_many):
+        spec_from_dict({**GOOD, "bots": many, "seats": MAX_PLAYERS + 1})
 
 
 def test_required_fields() -> None:

@@ -21,6 +21,7 @@ from uno_arena.cli.rules_commands import parse_rules
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.rules import RulesConfig
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
 
 if TYPE_CHECKING:
@@ -31,9 +32,10 @@ if TYPE_CHECKING:
 @click.argument("targets", metavar="BOT...", nargs=-1, required=True)
 @click.option(
     "--seats",
-    type=click.IntRange(2, 10),
+    type=click.IntRange(MIN_PLAYERS, MAX_PLAYERS),
     default=None,
-    help="Seats at the table, 2 to 10 (default: one per BOT, at least 2); BOTs fill them in turn.",
+    help=f"Seats at the table, {MIN_PLAYERS} to {MAX_PLAYERS} (default: one per BOT, at least "
+    f"{MIN_PLAYERS}); BOTs fill them in turn.",
 )
 @click.option("--matches", type=click.IntRange(1), default=100, show_default=True, help="Matches to play.")
 @click.option(
@@ -82,7 +84,7 @@ def play_command(
 ) -> None:
     """Play BOTs (file.py:Class or module:Class) against each other in-process: no server, no Redis."""
     classes = [load_bot_class(target) for target in targets]
-    config = parse_rules(rules_text, seats or min(max(len(targets), 2), 10))
+    config = parse_rules(rules_text, seats or min(max(len(targets), MIN_PLAYERS), MAX_PLAYERS))
     console = Console(stderr=as_json)  # with --json, standard output is the JSON alone
     if not console.is_terminal:  # a pipe or a file: no terminal width to fit, keep each row on one line
         console = Console(width=160, stderr=as_json)

@@ -36,7 +36,7 @@ from uno_arena.cli.rules_commands import parse_rules
 from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.records import identity, ruleset
-from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.spec import DEFAULTS, spec_from_dict
 from uno_arena.records.tournament import TournamentStatus, load
 from uno_arena.v1 import control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
@@ -63,7 +63,11 @@ EXAMPLES = {
     help="Use this Redis (env UNO_ARENA_REDIS_URL) instead of an embedded one.",
 )
 @click.option(
-    "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends a match."
+    "--target",
+    type=click.IntRange(1),
+    default=DEFAULTS.target,
+    show_default=True,
+    help="Score that ends a match.",
 )
 @click.option(
     "--cycles", type=click.IntRange(1), default=2, show_default=True, help="Times the round robin is played."

@@ -16,6 +16,9 @@ from uno_arena.cli.options import dial, server_option
 from uno_arena.cli.rules_commands import parse_rules
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.cli.words import plural
+from uno_arena.records.spec import DEFAULTS
+from uno_arena.rules import RulesConfig
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
@@ -40,7 +43,11 @@ def match() -> None:
     help="Seed of the deal; defaults to a fresh random one (printed, so the match can be replayed).",
 )
 @click.option(
-    "--target", type=click.IntRange(1), default=500, show_default=True, help="Score that ends the match."
+    "--target",
+    type=click.IntRange(1),
+    default=RulesConfig().target_score,
+    show_default=True,
+    help="Score that ends the match.",
 )
 @click.option(
     "--rules",
@@ -51,7 +58,11 @@ def match() -> None:
 )
 @click.option("--match-id", default=None, help="Defaults to a fresh random id.")
 @click.option(
-    "--wait", type=click.IntRange(0), default=30, show_default=True, help="Seconds to wait for the bots."
+    "--wait",
+    type=click.IntRange(0),
+    default=DEFAULTS.deadlines.wait_for_bots_ms // 1000,
+    show_default=True,
+    help="Seconds to wait for the bots.",
 )
 @click.option(
     "--replay-dir",
@@ -67,7 +78,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
          rules_text: str, match_id: str | None, wait: int, replay_dir: Path,
          no_replay: bool, wide: bool, as_json: bool) -> None:  # fmt: skip
     """Play one match between the connected BOTS (in seat order) and print the result."""
-    seats = min(max(len(bots), 2), 10)  # the server checks the count of BOTS itself
+    seats = min(max(len(bots), MIN_PLAYERS), MAX_PLAYERS)  # the server checks the count of BOTS itself
     config = parse_rules(rules_text, seats, {"players": "the BOTS listed", "target_score": "--target"})
     seed = choose_seed(seed)
     console = Console(stderr=as_json)  # with --json, standard output is the JSON alone

@@ -8,12 +8,13 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from uno_arena.v1 import DEFAULT_SERVER
+
 if TYPE_CHECKING:
     import grpc
     import redis
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
-DEFAULT_SERVER = "127.0.0.1:50051"
 SERVER_VARIABLE = "UNO_ARENA_SERVER"
 ANSWER_PROBE_S = 0.5  # after UNAVAILABLE: how long a channel may take to connect before nothing answers
 

@@ -24,6 +24,7 @@ from uno_arena.rules import (
     random_policy,
     run_match,
 )
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.rules.runner import Policy
 
 POLICIES = {"random": random_policy, "eager": eager_random_policy}
@@ -106,7 +107,7 @@ def rules() -> None:
 
 # Each option: the ruling that names it (docs/rulings.md) and what it does, as `rules show` prints it.
 OPTIONS: dict[str, tuple[int, str]] = {
-    "players": (2, "seats at the table, 2 to 10"),
+    "players": (2, f"seats at the table, {MIN_PLAYERS} to {MAX_PLAYERS}"),
     "dealer": (3, "draw_each_hand: a dealer drawn every hand | rotate_left: drawn once, then passed left"),
     "hand_size": (4, "cards dealt to each player"),
     "first_wild_chooser": (9, "who names the colour of a Wild turned up first: dealer | first_player"),
@@ -155,7 +156,13 @@ _OPTION_COLUMNS = (Column("option", whole=True), Column("value", whole=True), Co
 
 
 @rules.command("simulate")
-@click.option("-p", "--players", type=click.IntRange(2, 10), default=4, show_default=True)
+@click.option(
+    "-p",
+    "--players",
+    type=click.IntRange(MIN_PLAYERS, MAX_PLAYERS),
+    default=RulesConfig().players,
+    show_default=True,
+)
 @click.option("-n", "--matches", type=click.IntRange(1), default=20, show_default=True)
 @click.option("-s", "--seed", type=int, default=0, show_default=True, help="Seed of the first match.")
 @click.option(

@@ -16,13 +16,13 @@ from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
 from uno_arena.server.app import serve
 from uno_arena.server.settings import ServerSettings
-from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import DEFAULT_SERVER, control_pb2, control_pb2_grpc
 
 DEFAULTS = ServerSettings()
 
 
 @click.command("server")
-@click.option("--listen", default="127.0.0.1:50051", show_default=True, help="HOST:PORT to listen on.")
+@click.option("--listen", default=DEFAULT_SERVER, show_default=True, help="HOST:PORT to listen on.")
 @with_redis
 @click.option(
     "--decision-timeout-ms", type=click.IntRange(10), default=DEFAULTS.decision_timeout_ms, show_default=True

@@ -24,7 +24,7 @@ from uno_arena.leaderboard import board
 from uno_arena.records import ruleset
 from uno_arena.records import tournament as records
 from uno_arena.records.match import MAX_PAGE, TournamentMatch, tournament_matches
-from uno_arena.records.spec import SpecError, load_spec, spec_from_dict
+from uno_arena.records.spec import DEFAULTS, SpecError, load_spec, spec_from_dict
 from uno_arena.records.tournament import (
     MatchState,
     TournamentError,
@@ -34,6 +34,7 @@ from uno_arena.records.tournament import (
     load,
     progress,
 )
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.workers import lifecycle
 
 # After the end, how long `watch` waits for the standings (updated by the jobs after recording) to count
@@ -57,14 +58,18 @@ def _guarded(action: Callable[[], Any]) -> Any:
 @click.argument("spec", required=False, type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--name", help="Tournament name (overrides the spec's).")
 @click.option("--bots", help="Comma-separated bot names (overrides the spec's).")
-@click.option("--seats", type=int, help="Bots per table, 2 to 10 (default 2).")
-@click.option("--cycles", type=int, help="Times the whole round robin is played (default 1).")
-@click.option("--target", type=int, help="Score that ends a match (default 500).")
-@click.option("--seed", type=int, help="Seed of the schedule and every match (default 0).")
+@click.option("--seats", type=int,
+              help=f"Bots per table, {MIN_PLAYERS} to {MAX_PLAYERS} (default {DEFAULTS.seats}).")  # fmt: skip
+@click.option("--cycles", type=int,
+              help=f"Times the whole round robin is played (default {DEFAULTS.cycles}).")  # fmt: skip
+@click.option("--target", type=int, help=f"Score that ends a match (default {DEFAULTS.target}).")
+@click.option("--seed", type=int, help=f"Seed of the schedule and every match (default {DEFAULTS.seed}).")
 @click.option("--rules", "rules_text", metavar="NAME[=VALUE],...",
               help="Rules options by name, e.g. stacking,jump_in (`uno-arena rules show`), as `match play` "
                    "takes them; they replace the spec's [rules] (--rules '': official rules).")  # fmt: skip
-@server_option("Match server HOST:PORT the workers use", None, "; default: the spec's, else 127.0.0.1:50051")
+@server_option(
+    "Match server HOST:PORT the workers use", None, f"; default: the spec's, else {DEFAULTS.server}"
+)
 @click.option("--id", "tournament_id", help="Tournament id (default: the name and a random suffix).")
 @with_redis
 def create(

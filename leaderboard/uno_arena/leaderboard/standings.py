@@ -40,7 +40,9 @@ class Standing:
     bot_errors: int = 0  # the bot reported its own code failed (BotError); last, so older tables read back
 
 
-WIN_UNITS = 2520  # a win shared by k <= 10 seats is WIN_UNITS // k units: every count is an integer
+# A win shared by k seats is WIN_UNITS // k units: every count is an integer for every k up to the
+# rules' MAX_PLAYERS (a test holds it to them). Stored in Redis: a change rescales the kept tables.
+WIN_UNITS = 2520
 
 # What `tally` counts per bot, each an integer (wins in WIN_UNITS), so sums do not depend on their order:
 # the stored leaderboard adds them up as results arrive, in any order, and gets what `standings` gets.

@@ -1,11 +1,39 @@
 from uno_arena.v1 import game_pb2 as _game_pb2
 from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import message as _message
 from collections.abc import Iterable as _Iterable, Mapping as _Mapping
 from typing import ClassVar as _ClassVar, Optional as _Optional, Union as _Union
 
 DESCRIPTOR: _descriptor.FileDescriptor
+
+class CloseReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = ()
+    CLOSE_REASON_UNSPECIFIED: _ClassVar[CloseReason]
+    CLOSE_REASON_REPLACED: _ClassVar[CloseReason]
+    CLOSE_REASON_TOKEN_REVOKED: _ClassVar[CloseReason]
+    CLOSE_REASON_TOKEN_REFUSED: _ClassVar[CloseReason]
+    CLOSE_REASON_NO_HELLO: _ClassVar[CloseReason]
+    CLOSE_REASON_FIELD_TOO_LONG: _ClassVar[CloseReason]
+    CLOSE_REASON_NOT_A_BOT_MESSAGE: _ClassVar[CloseReason]
+    CLOSE_REASON_OUTBOX_FULL: _ClassVar[CloseReason]
+    CLOSE_REASON_STRAY_FLOOD: _ClassVar[CloseReason]
+    CLOSE_REASON_SERVER_STOPPING: _ClassVar[CloseReason]
+    CLOSE_REASON_TOKEN_CHECK_FAILED: _ClassVar[CloseReason]
+    CLOSE_REASON_DRAINED: _ClassVar[CloseReason]
+CLOSE_REASON_UNSPECIFIED: CloseReason
+CLOSE_REASON_REPLACED: CloseReason
+CLOSE_REASON_TOKEN_REVOKED: CloseReason
+CLOSE_REASON_TOKEN_REFUSED: CloseReason
+CLOSE_REASON_NO_HELLO: CloseReason
+CLOSE_REASON_FIELD_TOO_LONG: CloseReason
+CLOSE_REASON_NOT_A_BOT_MESSAGE: CloseReason
+CLOSE_REASON_OUTBOX_FULL: CloseReason
+CLOSE_REASON_STRAY_FLOOD: CloseReason
+CLOSE_REASON_SERVER_STOPPING: CloseReason
+CLOSE_REASON_TOKEN_CHECK_FAILED: CloseReason
+CLOSE_REASON_DRAINED: CloseReason
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "decision", "ping", "drain", "bot_error")

@@ -3,15 +3,21 @@
 Written by hand beside the generated bindings and read from their descriptors, so the numbers and
 the full names stay in the .proto alone: the SDK's views, the records and replays name values
 through this module. The zero value (`..._UNSPECIFIED`, "not set") gives each enum's prefix.
+
+Also the one enum sent by name rather than number: a bot stream's `CloseReason`, in the trailing
+metadata entry `CLOSE_REASON_KEY` (bot.proto), written by the server and read by the SDK here.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable
 from typing import TypeVar, cast
 
 from google.protobuf.descriptor import EnumDescriptor
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
+
+from uno_arena.v1 import bot_pb2
 
 E = TypeVar("E", bound=int)
 
@@ -54,3 +60,27 @@ def number_of(enum: type[E], name: str) -> E:
 def names_of(enum: type[E]) -> tuple[str, ...]:
     """Every plain name of the enum but the zero value's (`unspecified`), in number order."""
     return tuple(name for _, name in sorted(names(_descriptor(enum)).items()))
+
+
+CLOSE_REASON_KEY = "uno-arena-close-reason"
+"""The trailing metadata key of a bot stream's end; its value names a `CloseReason` (bot.proto)."""
+
+
+def close_trailer(reason: bot_pb2.CloseReason) -> tuple[tuple[str, str], ...]:
+    """The trailing metadata that tells why a bot's stream ends; none for `CLOSE_REASON_UNSPECIFIED`."""
+    if reason == bot_pb2.CLOSE_REASON_UNSPECIFIED:
+        return ()
+    return ((CLOSE_REASON_KEY, bot_pb2.CloseReason.Name(reason)),)
+
+
+def close_reason_of(
+    trailing_metadata: Iterable[tuple[str, str | bytes]] | None,
+) -> bot_pb2.CloseReason:
+    """The `CloseReason` an ended stream's trailers name: `CLOSE_REASON_UNSPECIFIED` when they name none
+    (a server before the enum, or gRPC ending the stream itself) or one this version does not know."""
+    for key, value in trailing_metadata or ():
+        if key == CLOSE_REASON_KEY:
+            name = value.decode("ascii", "replace") if isinstance(value, bytes) else value
+            known = bot_pb2.CloseReason.DESCRIPTOR.values_by_name.get(name)
+            return cast(bot_pb2.CloseReason, known.number) if known else bot_pb2.CLOSE_REASON_UNSPECIFIED
+    return bot_pb2.CLOSE_REASON_UNSPECIFIED

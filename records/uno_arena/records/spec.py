@@ -14,8 +14,11 @@ from typing import Any
 
 from uno_arena.records.identity import NAME  # a spec name has a bot name's shape
 from uno_arena.rules import ConfigError, RulesConfig
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
+from uno_arena.v1 import DEFAULT_SERVER
 
 MAX_SEED = 2**64 - 1
+_RULES = RulesConfig()  # the rules' own defaults (a spec's `target` is the rules' target score)
 
 
 class SpecError(ValueError):
@@ -62,12 +65,13 @@ class Retries:
 class TournamentSpec:
     name: str
     bots: tuple[str, ...]
-    seats: int = 2  # bots per table, 2 to 10
+    seats: int = MIN_PLAYERS  # bots per table, MIN_PLAYERS to MAX_PLAYERS (the rules' 2 to 10)
     cycles: int = 1  # each cycle plays the whole design again with new seeds
-    target: int = 500  # score that ends a match
+    target: int = _RULES.target_score  # score that ends a match
     seed: int = 0  # everything random (schedule, seat order, match seeds) follows from it
-    server: str = "127.0.0.1:50051"  # the match server the workers ask to play
-    rules: RulesConfig = field(default_factory=RulesConfig)  # players and target follow seats and target
+    server: str = DEFAULT_SERVER  # the match server the workers ask to play
+    # players and target follow seats and target (the default too: the rules' defaults at MIN_PLAYERS seats)
+    rules: RulesConfig = field(default_factory=lambda: RulesConfig(players=MIN_PLAYERS))
     deadlines: Deadlines = field(default_factory=Deadlines)
     retries: Retries = field(default_factory=Retries)
 
@@ -82,6 +86,8 @@ class TournamentSpec:
 
 
 _TOP = {f.name for f in fields(TournamentSpec)}
+DEFAULTS = TournamentSpec(name="", bots=())
+"""A spec's defaults, the one place they are written (the dataclass's): every field but the name and bots."""
 
 
 def load_spec(path: Path, overrides: dict[str, Any] | None = None) -> TournamentSpec:
@@ -102,16 +108,16 @@ def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
     for required in ("name", "bots"):
         if required not in values:
             raise SpecError(f"{required}: required")
-    seats = _int(values, "seats", 2, 2, 10)
-    target = _int(values, "target", 500, 1, 10**9)
+    seats = _int(values, "seats", DEFAULTS.seats, MIN_PLAYERS, MAX_PLAYERS)
+    target = _int(values, "target", DEFAULTS.target, 1, 10**9)
     return TournamentSpec(
         name=_name(values["name"]),
         bots=_bots(values["bots"], seats),
         seats=seats,
-        cycles=_int(values, "cycles", 1, 1, 10_000),
+        cycles=_int(values, "cycles", DEFAULTS.cycles, 1, 10_000),
         target=target,
-        seed=_int(values, "seed", 0, 0, MAX_SEED),
-        server=_server(values.get("server", "127.0.0.1:50051")),
+        seed=_int(values, "seed", DEFAULTS.seed, 0, MAX_SEED),
+        server=_server(values.get("server", DEFAULTS.server)),
         rules=_rules(values.get("rules", {}), seats, target),
         deadlines=_deadlines(values.get("deadlines", {})),
         retries=_retries(values.get("retries", {})),
@@ -191,8 +197,8 @@ def _retries(value: Any) -> Retries:
     if value.get("attempts") == 0:  # it once meant "no retry"; a try is the least a match gets
         raise SpecError("retries.attempts: counts tries, the first included: 1 is a single try with no retry "
                         "(0 would never play the match)")  # fmt: skip
-    attempts = _int(value, "attempts", DEFAULT_ATTEMPTS, 1, MAX_ATTEMPTS, where="retries.")
-    backoff = value.get("backoff_s", [5, 30, 120])
+    attempts = _int(value, "attempts", DEFAULTS.retries.attempts, 1, MAX_ATTEMPTS, where="retries.")
+    backoff = value.get("backoff_s", list(DEFAULTS.retries.backoff_s))
     valid = isinstance(backoff, list) and all(isinstance(b, int) and b >= 0 for b in backoff)
     if not valid or not backoff:
         raise SpecError(f"retries.backoff_s: expected a list of seconds >= 0, got {backoff!r}")

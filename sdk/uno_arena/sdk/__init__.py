@@ -59,7 +59,7 @@ from uno_arena.rules.event import (
     Swapped,
 )
 from uno_arena.sdk.bot import Bot
-from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, run_bot
+from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, CloseReason, run_bot
 from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
 from uno_arena.v1.codec import ProtocolMismatch
 
@@ -76,6 +76,7 @@ __all__ = [
     "Caught",
     "Challenged",
     "ClientSettings",
+    "CloseReason",
     "Colour",
     "ColourChosen",
     "DealerChosen",

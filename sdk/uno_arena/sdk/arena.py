@@ -179,7 +179,7 @@ def play(
     `on_match` is called after each match; `keep_matches=False` keeps only the statistics (long runs).
     """
     named = _named(bots)
-    seats = seats if seats is not None else max(2, len(named))
+    seats = seats if seats is not None else max(MIN_PLAYERS, len(named))
     if not MIN_PLAYERS <= seats <= MAX_PLAYERS:
         raise ArenaError(f"seats: must be {MIN_PLAYERS} to {MAX_PLAYERS}, got {seats}")
     if len(named) > seats:

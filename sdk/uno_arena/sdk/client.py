@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import enum
 import inspect
 import logging
 import queue
@@ -28,6 +29,7 @@ from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.messages import FaultKind, fault_from, hand_result_from, match_info_from
 from uno_arena.sdk.round_trip import RoundTrip
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec
+from uno_arena.v1.names import close_reason_of, name_of
 
 log = logging.getLogger(__name__)
 
@@ -42,18 +44,42 @@ KEEPALIVE = [
 ]
 
 
-# How the server ends the stream of a connection that another one of the same bot replaced
-# (ABORTED, with these words): the replaced copy stops, so two copies never take turns forever.
-REPLACED_BY_ANOTHER = "replaced by a newer connection"
+class CloseReason(enum.StrEnum):
+    """Why the server ended the bot's stream: the protocol's `CloseReason` (bot.proto), which the
+    server sends beside the status; its plain name (`replaced` for `CLOSE_REASON_REPLACED`)."""
+
+    REPLACED = "replaced"  # another copy of the bot connected under the same name
+    TOKEN_REVOKED = "token_revoked"  # the token was replaced or revoked while connected
+    TOKEN_REFUSED = "token_refused"  # unknown bot name, or a wrong token
+    NO_HELLO = "no_hello"
+    FIELD_TOO_LONG = "field_too_long"  # a Hello field over its length limit
+    NOT_A_BOT_MESSAGE = "not_a_bot_message"
+    OUTBOX_FULL = "outbox_full"  # the client did not read its messages
+    STRAY_FLOOD = "stray_flood"
+    SERVER_STOPPING = "server_stopping"
+    TOKEN_CHECK_FAILED = "token_check_failed"  # the server could not check tokens right now
+    DRAINED = "drained"  # after Drain, the last match finished
+
+
+def close_reason(error: grpc.aio.AioRpcError) -> CloseReason | None:
+    """The reason the server sent beside the status that ended a stream; None when it sent none (a
+    server older than the reason, or gRPC's own end, e.g. a lost connection)."""
+    number = close_reason_of(error.trailing_metadata())
+    return CloseReason(name_of(bot_pb2.CloseReason, number)) if number else None
 
 
 class BotRefused(Exception):
-    """The server refused the bot's name or token (or the token was replaced or revoked while
-    connected); retrying would not help."""
+    """The server refused the bot's name, token or Hello (or the token was replaced or revoked while
+    connected); retrying would not help. `reason` says which, as the server sent it (None from a
+    server older than the reason); the message is the server's, for people."""
+
+    def __init__(self, message: str, reason: CloseReason | None = None) -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class BotReplaced(BotRefused):
-    """Another copy of this bot connected under the same name; this one stops."""
+    """Another copy of this bot connected under the same name (`reason` REPLACED); this one stops."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -205,15 +231,20 @@ class BotClient:
 
     def _raise_if_final(self, error: grpc.aio.AioRpcError) -> None:
         """Stop for good when reconnecting cannot help: a refused token or Hello (e.g. a name over the
-        length limit: the same Hello would be refused again), or another copy took over."""
-        details = error.details() or ""
-        if error.code() in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT):
-            log.error("the server refused bot %s: %s", self.name, details or "refused")
-            raise BotRefused(details or "refused") from None
-        if error.code() == grpc.StatusCode.ABORTED and REPLACED_BY_ANOTHER in details:
+        length limit: the same Hello would be refused again), or another copy took over.
+
+        Read from the reason the server sends beside the status, never from its message's words; a
+        server that sends none (older than the reason) is read by the status code alone, as the
+        protocol has always said: ABORTED is a replacement.
+        """
+        code, details, reason = error.code(), error.details() or "", close_reason(error)
+        if reason is CloseReason.REPLACED or (reason is None and code == grpc.StatusCode.ABORTED):
             message = f"another copy of bot {self.name} connected; this one stops"
             log.error(message)
-            raise BotReplaced(message) from None
+            raise BotReplaced(message, reason) from None
+        if code in (grpc.StatusCode.UNAUTHENTICATED, grpc.StatusCode.INVALID_ARGUMENT):
+            log.error("the server refused bot %s: %s", self.name, details or "refused")
+            raise BotRefused(details or "refused", reason) from None
 
     async def _session(self) -> bool:
         """One stream, until it ends: True when the server ended it OK, False when stopped."""

@@ -24,11 +24,13 @@ from uno_arena.records import identity
 from uno_arena.server.gateway import TOKEN_REVOKED, BotConnection, Gateway
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.server.settings import ServerSettings
+from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 
 SERVER_DRAINING = "the server is draining: it finishes its running matches and starts no new one"
+SERVER_STOPPING = "the server is stopping"
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,12 +177,16 @@ class Arena:
             for connection, digest in zip(connections, digests, strict=True):
                 if not identity.same_digest(digest, connection.token_sha256):
                     log.info("bot %s: its token was replaced or revoked; disconnecting it", connection.name)
-                    connection.close(TOKEN_REVOKED, grpc.StatusCode.UNAUTHENTICATED)
+                    connection.close(
+                        TOKEN_REVOKED, grpc.StatusCode.UNAUTHENTICATED, bot_pb2.CLOSE_REASON_TOKEN_REVOKED
+                    )
 
     async def stop_bots(self, timeout: float) -> None:
         """End every bot stream (UNAVAILABLE: the bots reconnect to the next server) before stopping."""
         self.stopping = True
-        await self.gateway.close_all("the server is stopping", grpc.StatusCode.UNAVAILABLE, timeout)
+        await self.gateway.close_all(
+            SERVER_STOPPING, grpc.StatusCode.UNAVAILABLE, bot_pb2.CLOSE_REASON_SERVER_STOPPING, timeout
+        )
         if self._token_watch is not None:
             self._token_watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -1,8 +1,10 @@
 """The bot gateway: authenticated bot connections, their match slots and pending decisions.
 
 One `BotConnection` per connected bot name. A second connection under the same
-name replaces the first (the first stream ends with ABORTED), and the matches
-of the first continue on the second: that is how a bot reconnects.
+name replaces the first (the first stream ends with ABORTED and the reason
+CLOSE_REASON_REPLACED), and the matches of the first continue on the second:
+that is how a bot reconnects. Every end the server decides carries its
+`CloseReason` (bot.proto) beside the status, for clients to read instead of words.
 
 Nothing a bot sends makes the server hold more than a fixed amount for it: its
 outbox is bounded by messages and bytes (a bot that does not read is
@@ -13,6 +15,7 @@ and the request ids it answered are remembered in a bounded window.
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections import OrderedDict, deque
@@ -29,7 +32,7 @@ from uno_arena.v1 import game_pb2 as pb
 
 log = logging.getLogger(__name__)
 
-REPLACED = "replaced by a newer connection of the same bot"  # the SDK stops on ABORTED with this
+REPLACED = "replaced by a newer connection of the same bot"  # for people: clients read CLOSE_REASON_REPLACED
 TOKEN_REVOKED = "token replaced or revoked"
 DRAINED = "drained: its last match finished"
 DRAIN_REASON_CHARS = 256  # Drain.reason is cut to this (it only goes to the log)
@@ -78,6 +81,14 @@ class PendingDecision(Protocol):
         """The connection ended first, for `reason`."""
 
 
+class StrayVerdict(enum.Enum):
+    """What `StrayLimiter.take` allows for one stray message."""
+
+    REPLY = "reply"  # answer it with a no-strike INVALID fault
+    DROP = "drop"  # over the rate: no reply (counted)
+    FLOOD = "flood"  # so many dropped in one burst that the bot is disconnected
+
+
 @dataclass(eq=False)
 class StrayLimiter:
     """A token bucket for replies to stray messages; a burst ends when the bucket is full again."""
@@ -93,8 +104,8 @@ class StrayLimiter:
     def __post_init__(self) -> None:
         self.tokens = float(self.burst)
 
-    def take(self) -> str:
-        """ "reply", "drop" (over the rate) or "flood" (so many dropped in one burst: disconnect)."""
+    def take(self) -> StrayVerdict:
+        """REPLY, DROP (over the rate) or FLOOD (so many dropped in one burst: disconnect)."""
         now = time.monotonic()
         self.tokens = min(float(self.burst), self.tokens + (now - self.updated) * self.rate)
         self.updated = now
@@ -102,10 +113,10 @@ class StrayLimiter:
             self.dropped = 0  # it calmed down: a new burst may begin
         if self.tokens >= 1:
             self.tokens -= 1
-            return "reply"
+            return StrayVerdict.REPLY
         self.dropped += 1
         self.dropped_total += 1
-        return "flood" if self.dropped >= self.flood else "drop"
+        return StrayVerdict.FLOOD if self.dropped >= self.flood else StrayVerdict.DROP
 
 
 @dataclass(eq=False)
@@ -121,9 +132,11 @@ class BotConnection:
     connected_at: float = field(default_factory=time.monotonic)
     pending: dict[str, PendingDecision] = field(default_factory=dict)
     closed: bool = False
-    close_reason: str = ""
+    close_reason: str = ""  # for people and logs: the status message
     close_code: grpc.StatusCode | None = None  # None: the stream ends OK after what is queued
-    on_forced_close: Callable[[grpc.StatusCode, str], None] | None = None  # ends the stream at once
+    close_why: bot_pb2.CloseReason = bot_pb2.CLOSE_REASON_UNSPECIFIED  # sent beside the status, for clients
+    # ends the stream at once, with (code, message, reason)
+    on_forced_close: Callable[[grpc.StatusCode, str, bot_pb2.CloseReason], None] | None = None
     queued_bytes: int = 0
     peak_messages: int = 0  # the most messages / bytes ever queued (for tests and logs)
     peak_bytes: int = 0
@@ -155,6 +168,7 @@ class BotConnection:
                 f"({self.queued_bytes} bytes) wait for it; the limit is {limits.outbox_max_messages} "
                 f"messages or {limits.outbox_max_bytes} bytes",
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
+                bot_pb2.CLOSE_REASON_OUTBOX_FULL,
             )
             return
         outbox = self._outbox
@@ -189,15 +203,22 @@ class BotConnection:
     def queued(self) -> int:
         return len(self._outbox)
 
-    def close(self, reason: str, code: grpc.StatusCode | None = None) -> None:
+    def close(
+        self,
+        reason: str,
+        code: grpc.StatusCode | None = None,
+        why: bot_pb2.CloseReason = bot_pb2.CLOSE_REASON_UNSPECIFIED,
+    ) -> None:
         """End the stream; every pending decision is told it is lost (soon after).
 
         With a `code`, the stream ends at once with that status (what is queued is dropped, a
         write the bot does not take is abandoned); without, it ends OK after what is queued.
+        `reason` is the status message, for people; `why` goes beside it as the stream's
+        `CloseReason`, what clients act on.
         """
         if self.closed:
             return
-        self.closed, self.close_reason, self.close_code = True, reason, code
+        self.closed, self.close_reason, self.close_code, self.close_why = True, reason, code, why
         if self.pending:
             loop = asyncio.get_running_loop()
             for pending in self.pending.values():
@@ -207,7 +228,7 @@ class BotConnection:
             self._outbox.clear()
             self.queued_bytes = 0
             if self.on_forced_close is not None:
-                self.on_forced_close(code, reason)
+                self.on_forced_close(code, reason, why)
         self._wake_writer()
 
     # --- answers ------------------------------------------------------------
@@ -247,7 +268,7 @@ class BotConnection:
     def stray(self, match_id: str, detail: str) -> None:
         """Tell the bot about a message that affected no match (no strike), within the rate limit."""
         verdict = self.strays.take()
-        if verdict == "reply":
+        if verdict is StrayVerdict.REPLY:
             fault = pb.Fault(match_id=match_id, kind=pb.FAULT_KIND_INVALID, detail=detail)
             self.send(bot_pb2.ServerMessage(fault=fault))
             return
@@ -257,11 +278,12 @@ class BotConnection:
                 "bot %s sends stray messages faster than %g/s: replies dropped until it calms down (%s)",
                 self.name, limiter.rate, detail,
             )  # fmt: skip
-        if verdict == "flood":
+        if verdict is StrayVerdict.FLOOD:
             self.close(
                 f"too many stray messages: {limiter.dropped} in one burst over {limiter.rate:g}/s "
                 "(late, duplicate or unknown answers)",
                 grpc.StatusCode.RESOURCE_EXHAUSTED,
+                bot_pb2.CLOSE_REASON_STRAY_FLOOD,
             )
 
 
@@ -292,7 +314,7 @@ class Gateway:
         self._bots[connection.name] = connection
         if old is not None:
             log.info("bot %s reconnected: the older connection is replaced", connection.name)
-            old.close(REPLACED, grpc.StatusCode.ABORTED)
+            old.close(REPLACED, grpc.StatusCode.ABORTED, bot_pb2.CLOSE_REASON_REPLACED)
         await self._notify()
 
     async def detach(self, connection: BotConnection, reason: str) -> None:
@@ -363,7 +385,8 @@ class Gateway:
         except asyncio.CancelledError:
             raise
         except DecodeError:
-            connection.close("the bot sent bytes that are not a BotMessage", grpc.StatusCode.INVALID_ARGUMENT)
+            connection.close("the bot sent bytes that are not a BotMessage", grpc.StatusCode.INVALID_ARGUMENT,
+                             bot_pb2.CLOSE_REASON_NOT_A_BOT_MESSAGE)  # fmt: skip
         except Exception as error:  # a broken stream: reset, or ended by the server meanwhile
             connection.close(f"stream error: {error}", grpc.StatusCode.UNKNOWN)
 
@@ -392,12 +415,14 @@ class Gateway:
         self._endings.add(ending)
         ending.add_done_callback(self._endings.discard)
 
-    async def close_all(self, reason: str, code: grpc.StatusCode, timeout: float) -> None:
-        """End every bot's stream with `code`, and wait (up to `timeout` s) until all are gone and
-        their statuses went out (a server stopped before would end them with its own)."""
+    async def close_all(
+        self, reason: str, code: grpc.StatusCode, why: bot_pb2.CloseReason, timeout: float
+    ) -> None:
+        """End every bot's stream with `code` and `why`, and wait (up to `timeout` s) until all are
+        gone and their statuses went out (a server stopped before would end them with its own)."""
         deadline = asyncio.get_running_loop().time() + timeout
         for connection in self.connections():
-            connection.close(reason, code)
+            connection.close(reason, code, why)
         async with self._changed:
             try:
                 await asyncio.wait_for(self._changed.wait_for(lambda: not self._bots), timeout)
@@ -463,7 +488,7 @@ class Gateway:
                  connection.drain_reason or "no reason given")  # fmt: skip
         connection.send(bot_pb2.ServerMessage(draining=bot_pb2.Draining(running_matches=running)))
         if not running:
-            connection.close(DRAINED)
+            connection.close(DRAINED, None, bot_pb2.CLOSE_REASON_DRAINED)
 
     async def release(self, names: Iterable[str]) -> None:
         for name in names:
@@ -472,7 +497,8 @@ class Gateway:
                 del self._active[name]  # bounded by the bots in matches, not by every name ever seen
                 connection = self._bots.get(name)
                 if connection is not None and connection.draining:
-                    connection.close(DRAINED)  # OK, once its MatchFinished (queued already) went out
+                    # OK, once its MatchFinished (queued already) went out
+                    connection.close(DRAINED, None, bot_pb2.CLOSE_REASON_DRAINED)
         await self._notify()
 
     async def wait_for_connection(self, name: str, timeout: float) -> BotConnection | None:

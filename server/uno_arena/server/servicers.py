@@ -8,7 +8,7 @@ import importlib.metadata
 import logging
 import time
 from collections.abc import AsyncIterator, Iterable
-from typing import TypeAlias, TypeVar
+from typing import NoReturn, TypeAlias, TypeVar
 
 import grpc
 import redis
@@ -16,10 +16,12 @@ from google.protobuf.message import DecodeError
 
 from uno_arena.records import identity
 from uno_arena.rules import ConfigError, build, public
-from uno_arena.server.arena import SERVER_DRAINING, Arena
+from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
+from uno_arena.server.arena import SERVER_DRAINING, SERVER_STOPPING, Arena
 from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec, control_pb2, control_pb2_grpc
+from uno_arena.v1.names import close_trailer
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,16 @@ def _server_name() -> str:
 
 
 SERVER_NAME = _server_name()
+SAY_HELLO = "say Hello (bot_name and token) first"
+# The status of each way a stream ends before its Hello is accepted (bot.proto, CloseReason)
+REFUSALS: dict[bot_pb2.CloseReason, grpc.StatusCode] = {
+    bot_pb2.CLOSE_REASON_SERVER_STOPPING: grpc.StatusCode.UNAVAILABLE,
+    bot_pb2.CLOSE_REASON_NO_HELLO: grpc.StatusCode.UNAUTHENTICATED,
+    bot_pb2.CLOSE_REASON_NOT_A_BOT_MESSAGE: grpc.StatusCode.INVALID_ARGUMENT,
+    bot_pb2.CLOSE_REASON_FIELD_TOO_LONG: grpc.StatusCode.INVALID_ARGUMENT,
+    bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED: grpc.StatusCode.UNAVAILABLE,
+    bot_pb2.CLOSE_REASON_TOKEN_REFUSED: grpc.StatusCode.UNAUTHENTICATED,
+}
 STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out before cancelling it
 
 # each call's context, by its request and response messages
@@ -77,8 +89,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         call = asyncio.current_task()
         assert call is not None
 
-        def end_now(code: grpc.StatusCode, details: str) -> None:
-            self.arena.gateway.track_ending(asyncio.create_task(self._end(context, call, code, details)))
+        def end_now(code: grpc.StatusCode, details: str, why: bot_pb2.CloseReason) -> None:
+            ending = self._end(context, call, code, details, why)
+            self.arena.gateway.track_ending(asyncio.create_task(ending))
 
         connection.on_forced_close = end_now
         await self.arena.connect(connection)
@@ -99,8 +112,10 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             )
             while (message := await connection.next_message()) is not None:
                 await context.write(message)
+            trailer = close_trailer(connection.close_why)  # the reason, beside the status
             if connection.close_code is not None:  # the status from the handler: gRPC sends it as it ends
-                await context.abort(connection.close_code, connection.close_reason)
+                await context.abort(connection.close_code, connection.close_reason, trailer)
+            context.set_trailing_metadata(trailer)  # an OK end: drained, or the bot closed its side
         finally:
             reader.cancel()
             await self.arena.disconnect(connection, "the bot's stream ended")
@@ -110,9 +125,13 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
 
     @staticmethod
     async def _end(
-        context: _BotContext, call: asyncio.Task[object], code: grpc.StatusCode, details: str
+        context: _BotContext,
+        call: asyncio.Task[object],
+        code: grpc.StatusCode,
+        details: str,
+        why: bot_pb2.CloseReason,
     ) -> None:
-        """End a stream with `code`, even while gRPC waits to write to a bot that does not read.
+        """End a stream with `code` (and `why`), even while gRPC waits to write to a bot that does not read.
 
         A handler that is not stuck aborts with the status itself (`Connect`). One still running
         after `STATUS_WAIT` is stuck in a write: the status goes out first, then the call's task is
@@ -124,49 +143,61 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             return
         # Created now, the abort's first step (which hands the status to gRPC) runs before gRPC could
         # see this call finish and free it.
-        status = asyncio.create_task(BotServicer._abort(context, code, details))
+        status = asyncio.create_task(BotServicer._abort(context, code, details, why))
         await asyncio.wait({status}, timeout=STATUS_WAIT)  # done unless a write to the bot is stuck
         call.cancel()
         await status
 
     @staticmethod
-    async def _abort(context: _BotContext, code: grpc.StatusCode, details: str) -> None:
+    async def _abort(
+        context: _BotContext, code: grpc.StatusCode, details: str, why: bot_pb2.CloseReason
+    ) -> None:
         with contextlib.suppress(Exception):  # AbortError always; an error if the bot is gone already
-            await context.abort(code, details)
+            await context.abort(code, details, close_trailer(why))
+
+    @staticmethod
+    async def _refuse(context: _BotContext, why: bot_pb2.CloseReason, details: str) -> NoReturn:
+        """End a stream before its Hello was accepted: the reason's status, and the reason beside it."""
+        await context.abort(REFUSALS[why], details, close_trailer(why))
 
     async def _hello(self, context: _BotContext) -> bot_pb2.Hello:
+        """The stream's Hello, its token checked; otherwise the stream ends, saying why."""
         settings = self.arena.settings
         if self.arena.stopping:
-            await context.abort(grpc.StatusCode.UNAVAILABLE, "the server is stopping")
+            await self._refuse(context, bot_pb2.CLOSE_REASON_SERVER_STOPPING, SERVER_STOPPING)
         try:
             first: object = await asyncio.wait_for(context.read(), settings.hello_timeout_ms / 1000)
         except TimeoutError:
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "say Hello (bot_name and token) first")
+            await self._refuse(context, bot_pb2.CLOSE_REASON_NO_HELLO, SAY_HELLO)
         except DecodeError:
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, "the first message is not a BotMessage")
+            await self._refuse(
+                context, bot_pb2.CLOSE_REASON_NOT_A_BOT_MESSAGE, "the first message is not a BotMessage"
+            )
         if not isinstance(first, bot_pb2.BotMessage):  # grpc.aio.EOF: the bot's side ended first
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "say Hello (bot_name and token) first")
+            await self._refuse(context, bot_pb2.CLOSE_REASON_NO_HELLO, SAY_HELLO)
         if first.WhichOneof("kind") != "hello":
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "the first message must be Hello")
+            await self._refuse(context, bot_pb2.CLOSE_REASON_NO_HELLO, "the first message must be Hello")
         hello = first.hello
         problem = first_too_long(
             (("bot_name", hello.bot_name), ("token", hello.token)), settings.max_id_chars
         ) or too_long("client", hello.client, settings.max_client_chars)
         if problem:
             log.info("refused a bot's Hello: %s", problem)
-            await context.abort(grpc.StatusCode.INVALID_ARGUMENT, f"Hello.{problem}")
+            await self._refuse(context, bot_pb2.CLOSE_REASON_FIELD_TOO_LONG, f"Hello.{problem}")
         try:
             valid = await identity.bot_token_valid(
                 self.arena.redis, settings.key_prefix, hello.bot_name, hello.token
             )
         except redis.RedisError as error:
             log.error("cannot check bot %r's token: Redis: %s", hello.bot_name, error)
-            await context.abort(
-                grpc.StatusCode.UNAVAILABLE, "the server cannot check tokens right now; retry"
+            await self._refuse(
+                context,
+                bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED,
+                "the server cannot check tokens right now; retry",
             )
         if not valid:
             log.info("refused bot %r: wrong or missing token", hello.bot_name)
-            await context.abort(grpc.StatusCode.UNAUTHENTICATED, "unknown bot name or wrong token")
+            await self._refuse(context, bot_pb2.CLOSE_REASON_TOKEN_REFUSED, "unknown bot name or wrong token")
         return hello
 
 
@@ -343,8 +374,8 @@ def _request_problem(request: control_pb2.PlayMatchRequest, bots: tuple[str, ...
         return "match_id: required"
     if len(set(bots)) != len(bots):
         return "bots: a bot may take only one seat"
-    if not 2 <= len(bots) <= 10:
-        return f"bots: 2 to 10 seats, got {len(bots)}"
+    if not MIN_PLAYERS <= len(bots) <= MAX_PLAYERS:
+        return f"bots: {MIN_PLAYERS} to {MAX_PLAYERS} seats, got {len(bots)}"
     if request.HasField("decision_timeout_ms") and request.decision_timeout_ms < 1:
         return "decision_timeout_ms: must be >= 1 when set (unset: the server's default)"
     if request.HasField("max_strikes") and request.max_strikes < 1:
