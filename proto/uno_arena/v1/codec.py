@@ -863,28 +863,28 @@ def observation_from(
         drawn = faces[message.drawn.index] if message.HasField("drawn") else None
     except IndexError:
         raise ProtocolMismatch("a card index or action id out of range") from None
-    shown = tuple([(int(s.seat), cards_from(s.cards)) for s in message.shown]) if message.shown else ()
+    shown = tuple([(s.seat, cards_from(s.cards)) for s in message.shown]) if message.shown else ()
     return Observation(
-        int(message.seat),
-        int(message.players),
+        message.seat,
+        message.players,
         _known(_PHASE_OF, message.phase, "Phase"),
-        int(message.to_move),
-        int(message.turn_seat),
-        int(message.dealer),
-        int(message.direction),
+        message.to_move,
+        message.turn_seat,
+        message.dealer,
+        message.direction,
         hand,
         top,
         colour_from(message.colour),
         discards,
         tuple(message.hand_sizes),
-        int(message.draw_pile_size),
+        message.draw_pile_size,
         drawn,
-        int(message.penalty),
+        message.penalty,
         shown,
-        int(message.turn),
+        message.turn,
         tuple(message.scores),
-        int(message.target_score),
-        int(message.hand_number),
+        message.target_score,
+        message.hand_number,
         legal_actions,
         match_id,
     )
@@ -931,28 +931,6 @@ def _event_decoders() -> dict[str, _EventDecoder]:
 _EVENT_DECODERS: Final = _event_decoders()
 
 
-def _event_value(inner: Message, name: str, how: int, enum_name: str) -> object:
-    if how in (_VARINT, _SIGNED, _PACKED):
-        value = getattr(inner, name)
-        return tuple(value) if how == _PACKED else value
-    if how == _CARDS:
-        return None if getattr(inner, "hidden") else cards_from(getattr(inner, name))  # noqa: B009 (Message is untyped)
-    if how == _CARD:
-        return card_from(getattr(inner, name)) if inner.HasField(name) else None
-    if how == _OPTIONAL:
-        return getattr(inner, name) if inner.HasField(name) else None
-    if how == _ENUM:
-        number = getattr(inner, name)
-        if enum_name == pb.Colour.DESCRIPTOR.full_name:
-            return colour_from(number)
-        return _known(_ENUM_OF[enum_name], number, enum_name.rpartition(".")[2])
-    text = getattr(inner, name)  # _STRING: Drew.reason
-    reason = _DRAW_REASON_OF.get(text)
-    if reason is None:
-        raise ProtocolMismatch(f"draw reason {text!r} is unknown to this codec")
-    return reason
-
-
 def event_from(message: pb.Event) -> Event:
     """The rules event a protocol `Event` stands for, as its receiver was allowed to see it (another
     seat's cards None, as `seen_by` leaves them)."""
@@ -961,9 +939,40 @@ def event_from(message: pb.Event) -> Event:
     if decoder is None:
         raise ProtocolMismatch("an event of a kind unknown to this codec")
     inner: Message = getattr(message, oneof)
-    values = [_event_value(inner, name, how, enum_name) for name, how, enum_name in decoder.fields]
+    values: list[object] = []
+    for name, how, enum_name in decoder.fields:  # one branch a field: this runs for every event a bot gets
+        if how in (_VARINT, _SIGNED):
+            values.append(getattr(inner, name))
+        elif how == _CARD:
+            values.append(card_from(getattr(inner, name)) if inner.HasField(name) else None)
+        elif how == _CARDS:
+            values.append(None if getattr(inner, "hidden") else cards_from(getattr(inner, name)))  # noqa: B009
+        elif how == _ENUM:
+            values.append(_enum_from(enum_name, getattr(inner, name)))
+        elif how == _OPTIONAL:
+            values.append(getattr(inner, name) if inner.HasField(name) else None)
+        elif how == _PACKED:
+            values.append(tuple(getattr(inner, name)))
+        else:  # _STRING: Drew.reason
+            values.append(_draw_reason_from(getattr(inner, name)))
     event: Event = decoder.kind(*values)
     return event
+
+
+def _enum_from(enum_name: str, number: int) -> enum.Enum | None:
+    if enum_name == _COLOUR_ENUM:
+        return colour_from(number)
+    return _known(_ENUM_OF[enum_name], number, enum_name.rpartition(".")[2])
+
+
+def _draw_reason_from(text: str) -> DrawReason:
+    reason = _DRAW_REASON_OF.get(text)
+    if reason is None:
+        raise ProtocolMismatch(f"draw reason {text!r} is unknown to this codec")
+    return reason
+
+
+_COLOUR_ENUM: Final = pb.Colour.DESCRIPTOR.full_name
 
 
 def events_from(messages: Sequence[pb.Event]) -> list[Event]:
