@@ -60,6 +60,7 @@ import redis
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests import reference_encoder  # noqa: E402
 from uno_arena.records import identity  # noqa: E402
 from uno_arena.rules import RulesConfig, apply, legal_actions, new_match, seen_by  # noqa: E402
 from uno_arena.rules.build import ENVIRONMENT  # noqa: E402
@@ -94,7 +95,9 @@ def typical_request(samples: int = 400) -> bytes:
         events = [codec.event(seen_by(e, seat)) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
         match_id = "tournament-1/match-12"
-        request = codec.decision_request(match, seat, legal, match_id, f"{match_id}#123", 1000, events)
+        request = reference_encoder.decision_request(
+            match, seat, legal, match_id, f"{match_id}#123", 1000, events
+        )
         requests.append(bot_pb2.ServerMessage(decision_request=request).SerializeToString())
         apply(match, rng.choice(eager_choices(legal)))
     return sorted(requests, key=len)[len(requests) // 2]

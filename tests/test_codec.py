@@ -13,6 +13,7 @@ import random
 import pytest
 from google.protobuf.internal.enum_type_wrapper import EnumTypeWrapper
 
+from tests import reference_encoder
 from uno_arena.rules import (
     ACTIONS,
     FACES,
@@ -81,10 +82,10 @@ def test_the_pre_encoded_decision_request_is_the_built_message(players: int) -> 
         seat, legal = match.hand.to_move, legal_actions(match)
         events = [seen_by(e, seat) for e in match.events[sent[seat] :]]
         sent[seat] = len(match.events)
-        built = codec.decision_request(
+        built = reference_encoder.decision_request(
             match, seat, legal, "t/m", "t/m#7", 900, [codec.event(e) for e in events]
         )
-        encoded = codec.decision_request_bytes(
+        encoded = reference_encoder.decision_request_bytes(
             match, seat, legal, "t/m", "t/m#7", 900, [codec.event_element(e) for e in events]
         )
         assert bot_pb2.ServerMessage.FromString(encoded) == bot_pb2.ServerMessage(decision_request=built)
@@ -163,18 +164,22 @@ def test_the_match_encoder_writes_the_built_requests_byte_for_byte(config: Rules
         request, logged = encoder.request(seat, legal, f"t/m#{seat}.{requests}", sent[seat])
         sent[seat] = logged
         assert logged == len(match.events)
-        stateless = codec.decision_request_bytes(
+        stateless = reference_encoder.decision_request_bytes(
             match, seat, legal, "t/m", f"t/m#{seat}.{requests}", 900, [codec.event_element(e) for e in events]
         )
         assert request == stateless
         if requests % 7 == 0:  # the built messages are slow: every 7th request
-            built = codec.decision_request(
+            built = reference_encoder.decision_request(
                 match, seat, legal, "t/m", f"t/m#{seat}.{requests}", 900, [codec.event(e) for e in events]
             )
             assert bot_pb2.ServerMessage.FromString(request) == bot_pb2.ServerMessage(decision_request=built)
             for viewer in range(config.players):  # the same message (the card lists come last)
-                observed = codec.observation_bytes(match.hand, viewer, match.totals, match.hand_number)
-                assert pb.Observation.FromString(observed) == codec.observation(observe(match, viewer))
+                observed = reference_encoder.observation_bytes(
+                    match.hand, viewer, match.totals, match.hand_number
+                )
+                assert pb.Observation.FromString(observed) == reference_encoder.observation(
+                    observe(match, viewer)
+                )
         requests += 1
         apply(match, rng.choice(legal))
     assert any(isinstance(e, Reshuffled) for e in match.events)  # the pile's encoding was rebuilt

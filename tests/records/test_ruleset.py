@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from uno_arena.records import ruleset
 from uno_arena.rules import RulesConfig
+from uno_arena.v1 import codec
 from uno_arena.v1 import game_pb2 as pb
 
 
@@ -27,6 +28,6 @@ def test_house_rules_in_the_rulings_order_then_changed_options() -> None:
 
 def test_a_recorded_matchs_rules_read_back() -> None:
     message = pb.RulesConfig(players=3, jump_in=True, seven_zero=True, target_score=150)
-    config = ruleset.from_message(message, 3)
+    config = codec.rules_from(message, 3)
     assert config == RulesConfig(players=3, jump_in=True, seven_zero=True, target_score=150)
-    assert ruleset.from_message(pb.RulesConfig(), 2) == RulesConfig(players=2)  # unset: the defaults
+    assert codec.rules_from(pb.RulesConfig(), 2) == RulesConfig(players=2)  # unset: the defaults

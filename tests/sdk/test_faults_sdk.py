@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from tests import reference_encoder
 from uno_arena.rules import KEEP, RulesConfig, legal_actions, new_match
 from uno_arena.sdk import Action, Bot, BotClient, Fault, FaultKind, Observation
 from uno_arena.v1 import bot_pb2, codec
@@ -25,7 +26,7 @@ def turn_observation() -> Observation:
     for seed in range(100):
         match = new_match(RulesConfig(players=2), random.Random(seed))
         legal = legal_actions(match)
-        request = codec.decision_request(match, match.hand.to_move, legal, "m", "m#1", 1000, [])
+        request = reference_encoder.decision_request(match, match.hand.to_move, legal, "m", "m#1", 1000, [])
         observation = codec.decision_from(request)
         if observation.legal.draw is not None:
             return observation

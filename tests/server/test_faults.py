@@ -14,11 +14,10 @@ import pytest
 from tests.conftest import RunningServer
 from tests.server.botclient import Policy, TestBot, eager, play_match
 from tests.server.test_bot_errors import Flaky, play
-from uno_arena.records import ruleset
 from uno_arena.records.replay import AUTOMATIC, lines, recorded_match
 from uno_arena.rules import action_from_id, legal_actions, new_match, safe_default, to_move
 from uno_arena.rules import play as play_action
-from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1 import bot_pb2, codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
 FAST = {"decision_timeout_ms": 300, "disconnect_grace_ms": 1500}
@@ -61,7 +60,7 @@ def match_with(
 def replayed(finished: control_pb2.FinishedMatch) -> list[tuple[int, int, int]]:
     """For each applied action, replayed through the rules core: (the seat whose decision it was, the
     events logged before it, the id of the server's default action there)."""
-    match = new_match(ruleset.from_message(finished.rules, len(finished.result.bots)),
+    match = new_match(codec.rules_from(finished.rules, len(finished.result.bots)),
                       random.Random(finished.seed))  # fmt: skip
     found = []
     for action_id in finished.actions:

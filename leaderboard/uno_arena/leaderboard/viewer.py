@@ -28,6 +28,7 @@ from uno_arena.records.replay import (
 )
 from uno_arena.records.tournament import is_match_id
 from uno_arena.rules import ConfigError
+from uno_arena.v1 import codec
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
 
@@ -140,7 +141,7 @@ def _rules(found: RecordedMatch, players: int) -> tuple[str, int | None]:
     """The rules said as everywhere else, and the target score; a replay file may come from anywhere,
     so rules that do not read are said, not raised."""
     try:
-        config = ruleset.from_message(found.finished.rules, players)
+        config = codec.rules_from(found.finished.rules, players)
     except ConfigError as error:
         return f"unreadable ({error})", None
     return ruleset.summary(config), config.target_score

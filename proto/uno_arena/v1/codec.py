@@ -3,10 +3,11 @@
 The wire model is not the internal state: only what the receiver may see is
 encoded (callers pass events already filtered with `seen_by`).
 
-Two ways to the same bytes. The message builders (`event`, `observation`, `decision_request`)
-use the generated classes: the reference. The server's hot path writes the protobuf wire format
-itself (`event_bytes`, `decision_request_bytes`, `MatchEncoder`), a few times cheaper; the tests
-hold the two byte for byte equal over whole matches, and the golden files pin the request bytes.
+The server's hot path writes the protobuf wire format itself (`event_bytes`, `MatchEncoder`), a few
+times cheaper than the generated classes; the reference encoders that build the same messages with
+the generated classes live with the tests (tests/reference_encoder.py), which hold the two byte for
+byte equal over whole matches, and the golden files pin the request bytes. The decoders at the end
+read the wire back into the rules core's values.
 """
 
 from __future__ import annotations
@@ -35,7 +36,6 @@ from uno_arena.rules import (
     Phase,
     Rank,
     RulesConfig,
-    observe,
 )
 from uno_arena.rules.event import (
     EVENT_CLASSES,
@@ -123,40 +123,6 @@ def action_message(value: Action) -> pb.Action:
     return _ACTION_MESSAGES[value.id]
 
 
-def observation(value: Observation) -> pb.Observation:
-    message = _observation_head(value)
-    message.cards.extend(cards(value.cards))
-    message.discards.extend(cards(value.discards))
-    for seat, shown in value.shown:
-        message.shown.add(seat=seat, cards=cards(shown))
-    return message
-
-
-def _observation_head(value: Observation) -> pb.Observation:
-    """Every field but the card lists, which `decision_request_bytes` appends pre-encoded."""
-    message = pb.Observation(
-        seat=value.seat,
-        players=value.players,
-        phase=PHASES[value.phase],
-        to_move=max(value.to_move, 0),
-        turn_seat=value.turn_seat,
-        dealer=value.dealer,
-        direction=value.direction,
-        top=card(value.top),
-        colour=colour_number(value.colour),
-        hand_sizes=list(value.hand_sizes),
-        draw_pile_size=value.draw_pile_size,
-        penalty=value.penalty,
-        turn=value.turn,
-        scores=list(value.scores),
-        target_score=value.target_score,
-        hand_number=value.hand_number,
-    )
-    if value.drawn is not None:
-        message.drawn.CopyFrom(card(value.drawn))
-    return message
-
-
 _LAYOUT: Final[dict[type, tuple[str, tuple[str, ...]]]] = {}
 _KIND_OF: Final[dict[type, EventKind]] = {kind: name for name, kind in EVENT_CLASSES.items()}
 
@@ -168,26 +134,6 @@ def _layout(kind: type) -> tuple[str, tuple[str, ...]]:
         fields = tuple(f.name for f in dataclasses.fields(kind))
         layout = _LAYOUT[kind] = (_KIND_OF[kind].value, fields)
     return layout
-
-
-def decision_request(
-    match: Match,
-    seat: int,
-    legal: list[Action],
-    match_id: str,
-    request_id: str,
-    deadline_ms: int,
-    events: list[pb.Event],
-) -> bot_pb2.DecisionRequest:
-    """Everything `seat` needs to decide, in one message (`events`: those it has not had yet)."""
-    return bot_pb2.DecisionRequest(
-        match_id=match_id,
-        request_id=request_id,
-        observation=observation(observe(match, seat)),
-        legal_actions=[action_message(a) for a in legal],
-        deadline_ms=deadline_ms,
-        events=events,
-    )
 
 
 # --- the hot path: the wire format written directly ------------------------------------
@@ -348,12 +294,6 @@ def _shown_hand(seat: int, shown: tuple[Card, ...]) -> bytes:
     return encoded
 
 
-def observation_bytes(hand: Hand, seat: int, scores: Sequence[int], hand_number: int) -> bytes:
-    """`observation(observe_hand(hand, seat, scores, hand_number))` serialized, straight from the hand."""
-    standing = _standing(scores, hand.config.target_score, hand_number)
-    return b"".join(_observed(hand, seat, standing, _discard_elements(hand.discards, 0)))
-
-
 def _discard_elements(pile: list[Card], first: int, before: bytes = b"") -> bytes:
     """`before` (the elements encoded already), then the cards of the discard pile from `first` on,
     as elements of Observation.discards: one join."""
@@ -430,29 +370,6 @@ def _request(head: list[bytes], observed: list[bytes], legal: list[Action], even
     parts += events
     parts[1] = _varint(_length(parts) - len(_DECISION_REQUEST_TAG))
     return b"".join(parts)
-
-
-def decision_request_bytes(
-    match: Match,
-    seat: int,
-    legal: list[Action],
-    match_id: str,
-    request_id: str,
-    deadline_ms: int,
-    events: list[bytes],
-) -> bytes:
-    """`ServerMessage(decision_request=decision_request(...))` serialized, written directly.
-
-    `events` are `event_element` encodings. `MatchEncoder.request` writes the same bytes while
-    keeping what it can from one request to the next.
-    """
-    observed = observation_bytes(match.hand, seat, match.totals, match.hand_number)
-    head = [
-        _text(_REQUEST_MATCH_ID, match_id),
-        _text(_REQUEST_ID, request_id),
-        _number(_DEADLINE_MS, deadline_ms),
-    ]
-    return _request(head, [observed], legal, events)
 
 
 def event_element(value: Event) -> bytes:

@@ -29,7 +29,7 @@ from google.protobuf.message import Message
 from uno_arena.records import ruleset
 from uno_arena.records.match import MatchRecord, RecordedMatch
 from uno_arena.rules import ConfigError, action_from_id, new_match, play, to_move
-from uno_arena.v1 import control_pb2
+from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import described, name_of
 
@@ -165,7 +165,7 @@ def decisions(match: RecordedMatch) -> list[Decision] | None:
     and seed; None when they do not replay to this log (a replay file may come from anywhere)."""
     finished = match.finished
     try:
-        state = new_match(ruleset.from_message(finished.rules, len(match.record.bots)),
+        state = new_match(codec.rules_from(finished.rules, len(match.record.bots)),
                           random.Random(finished.seed))  # fmt: skip
         found = []
         for action_id in finished.actions:
@@ -291,7 +291,7 @@ def _rules_line(message: pb.RulesConfig, players: int) -> str:
     """`target 150; house rules: stacking, jump_in`; a record's rules are checked when played, but a
     replay file may come from anywhere: unreadable rules are said, not raised."""
     try:
-        config = ruleset.from_message(message, players)
+        config = codec.rules_from(message, players)
     except ConfigError as error:
         return f"unreadable ({error})"
     return f"target {config.target_score}; {ruleset.summary(config)}"

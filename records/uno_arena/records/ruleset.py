@@ -12,7 +12,6 @@ from typing import Any
 
 from uno_arena.rules import RulesConfig
 from uno_arena.rules.config import HOUSE_RULES
-from uno_arena.v1 import game_pb2 as pb
 
 SHOWN_ELSEWHERE = ("players", "target_score")
 _DEFAULTS = RulesConfig().to_dict()
@@ -49,12 +48,6 @@ def as_dict(config: RulesConfig) -> dict[str, Any]:
         "options": changed_options(config),
         "summary": summary(config),
     }
-
-
-def from_message(message: pb.RulesConfig, players: int) -> RulesConfig:
-    """A recorded match's rules (`FinishedMatch.rules`); unset fields are defaults. Raises `ConfigError`."""
-    values: dict[str, Any] = {descriptor.name: value for descriptor, value in message.ListFields()}
-    return RulesConfig.from_dict({**values, "players": players})
 
 
 def _plain(value: object) -> str:

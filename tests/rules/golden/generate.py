@@ -17,7 +17,7 @@ A transcript is JSON lines, in the order things happen:
   `Case.full` decisions also carry `observations`, every seat's, in seat order
   (the seat to move in full, every other seat as the fields where its view differs
   from the mover's, so a leak of hidden cards shows), and `request`, the base64 of
-  `codec.decision_request_bytes` as the server sends it to the seat to move (its
+  `reference_encoder.decision_request_bytes` as the server sends it to the seat to move (its
   `events`: what that seat has not been sent by an earlier request of this
   transcript, as `seen_by` filters them; the first request carries the log so far);
 - the result.
@@ -34,6 +34,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from tests import reference_encoder
 from uno_arena.rules import (
     ACTIONS,
     Action,
@@ -184,7 +185,7 @@ def transcript(case: Case) -> list[str]:
             sent[seat] = len(match.events)
             asked[seat] += 1
             request_id = f"{match_id}#{seat}.{asked[seat]}"  # as the server numbers them: per seat
-            request = codec.decision_request_bytes(
+            request = reference_encoder.decision_request_bytes(
                 match, seat, legal_actions(match), match_id, request_id, DEADLINE_MS, unsent
             )
             record["observations"] = _observations(views, seat)
