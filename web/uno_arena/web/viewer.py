@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, abort, jsonify, render_template, url_for
 
-from uno_arena.leaderboard.context import context
 from uno_arena.records import live, ruleset
 from uno_arena.records.match import RecordedMatch, load_match
 from uno_arena.records.replay import (
@@ -30,6 +29,7 @@ from uno_arena.records.tournament import is_match_id
 from uno_arena.rules import ConfigError
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
+from uno_arena.web.context import context
 
 if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
     import redis
