@@ -54,3 +54,11 @@ def number_of(enum: type[E], name: str) -> E:
 def names_of(enum: type[E]) -> tuple[str, ...]:
     """Every plain name of the enum but the zero value's (`unspecified`), in number order."""
     return tuple(name for _, name in sorted(names(_descriptor(enum)).items()))
+
+
+def json_names(enum: type[E]) -> dict[str, str]:
+    """Each value's name as the protocol's JSON spells it (`MessageToDict`: `COLOUR_RED`) -> its plain
+    name (`red`), for every value but the zero one (which the JSON leaves out), in number order."""
+    descriptor = _descriptor(enum)
+    values = descriptor.values_by_number
+    return {values[number].name: name for number, name in sorted(names(descriptor).items())}

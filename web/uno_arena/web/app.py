@@ -45,7 +45,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
-from uno_arena.web import live, replay_index, viewer
+from uno_arena.web import live, names, replay_index, viewer
 from uno_arena.web.context import WebContext
 from uno_arena.web.limits import ServerLimits
 
@@ -144,6 +144,7 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
     app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
     app.jinja_env.globals["replays_only"] = client is None  # the pages link to nothing Redis serves
     app.jinja_env.globals["home_endpoint"] = "replay_index.index" if client is None else "pages.overview"
+    app.add_template_filter(names.label, "label")  # a protocol value's plain name in the viewer's words
     if client is None:
         app.register_blueprint(replay_index.blueprint)
         app.register_blueprint(viewer.blueprint)
