@@ -135,9 +135,9 @@ def redis_prefix() -> Iterator[tuple[redis.Redis, str]]:
     client.close()
 
 
-# The names of this project's folders, which once were importable packages: a user's own modules of
+# The names of this project's folders (most of them once importable packages): a user's own modules of
 # those names must never be imported in place of ours.
-USER_MODULES = ("server", "sdk", "cli", "workers", "rules", "records", "leaderboard", "proto")
+USER_MODULES = ("server", "sdk", "cli", "workers", "rules", "records", "leaderboard", "web", "proto")
 
 
 @pytest.fixture

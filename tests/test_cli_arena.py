@@ -17,15 +17,15 @@ import redis
 from click.testing import CliRunner
 
 from tests.conftest import RunningServer, free_port
-from tests.leaderboard.test_web import serving, status_of
 from tests.sdk.runner import BackgroundBot
+from tests.web.test_web import serving, status_of
 from uno_arena.cli.main import cli
-from uno_arena.leaderboard.web import create_app
 from uno_arena.records.replay import export, read_replay_file
 from uno_arena.rules import ACTIONS, replay_match
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
 from uno_arena.v1 import codec
+from uno_arena.web.app import create_app
 
 CLI = [sys.executable, "-m", "uno_arena.cli"]
 GREEDY = "uno_arena.sdk.examples.greedy_bot:GreedyBot"

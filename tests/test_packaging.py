@@ -74,11 +74,11 @@ def test_the_package_data(wheel: zipfile.ZipFile) -> None:
             assert f"{package.replace('.', '/')}/py.typed" in names, package
     for message in ("bot", "control", "game"):
         assert {f"uno_arena/v1/{message}.proto", f"uno_arena/v1/{message}_pb2.pyi"} <= names
-    templates = "uno_arena/leaderboard/templates"
+    templates = "uno_arena/web/templates"
     pages = ("index.html", "tournament.html", "bot.html", "_section.html", "match.html")
     assert {f"{templates}/{page}" for page in pages} <= names
     static = ("site.css", "pages.js", "viewer.js", "viewer.css", "favicon.svg")
-    assert {f"uno_arena/leaderboard/static/{name}" for name in static} <= names
+    assert {f"uno_arena/web/static/{name}" for name in static} <= names
 
 
 def metadata(wheel: zipfile.ZipFile) -> Message:

@@ -1,15 +1,13 @@
-"""A bot's history (rating over time, results per opponent, faults by kind) against hand-checked cases,
-and its chart (pure logic)."""
+"""A bot's history (rating over time, results per opponent, faults by kind) against hand-checked cases
+(its chart: tests/web/test_charts.py)."""
 
 from __future__ import annotations
 
 import random
-import re
 
 import pytest
 
 from tests.leaderboard.test_ratings import summary
-from uno_arena.leaderboard import charts
 from uno_arena.leaderboard.history import faults_by_kind, opponents, played_by, rating_history
 from uno_arena.leaderboard.ratings import Rating, initial, outcome, rate
 from uno_arena.records.match import Faults
@@ -70,32 +68,3 @@ def test_faults_by_kind_and_forfeits_count_only_the_bots_own_seat() -> None:
     assert faults_by_kind(played_by(records, "a")) == expected
     assert faults_by_kind(played_by(records, "b"))["illegal"] == 2
     assert played_by(records, "a")[0].forfeited and not played_by(records, "b")[0].forfeited
-
-
-def test_the_chart_has_a_dot_per_match_inside_its_plot_and_names_its_series() -> None:
-    records = [summary(f"t-m{i:05d}", ["a", "b"], [i % 2], [500, 100] if i % 2 == 0 else [100, 500])
-               for i in range(7)]  # fmt: skip
-    points = rating_history(records, "a")
-    svg = str(charts.rating_chart(points, initial()))
-    dots = re.findall(r'<circle class="point" data-match="([^"]+)" cx="([\d.]+)" cy="([\d.]+)"', svg)
-    assert [d[0] for d in dots] == [p.match_id for p in points]
-    xs = [float(d[1]) for d in dots]
-    assert xs == sorted(xs) and len(set(xs)) == len(xs)
-    assert all(charts.TOP <= float(d[2]) <= charts.HEIGHT - charts.BOTTOM for d in dots)
-    for words in (
-        "matches played",
-        ">rating<",
-        "mu ± sigma",
-        "ordinal: mu - 3 sigma",
-        "mu (a dot per match)",
-    ):
-        assert words in svg, words
-    assert 'class="ordinal"' in svg and 'class="band"' in svg
-
-
-def test_the_chart_numbers_a_later_window_of_matches_from_where_it_starts() -> None:
-    records = [summary(f"t-m{i:05d}", ["a", "b"], [0], [500, 100]) for i in range(5)]
-    points = rating_history(records, "a")
-    svg = str(charts.rating_chart(points[2:], Rating(points[1].mu, points[1].sigma), first_number=3))
-    assert svg.count('<circle class="point" data-match') == 3 and "match 3: t-m00002" in svg
-    assert re.search(r'text-anchor="middle">2</text>', svg) and re.search(r'text-anchor="end">5</text>', svg)

@@ -13,12 +13,15 @@ from typing import Any
 
 import pytest
 import redis
+from rq import Queue, SimpleWorker
+from rq.utils import import_attribute
 
-from uno_arena.leaderboard import board
+from uno_arena.leaderboard import board, jobs
 from uno_arena.leaderboard.ratings import order_key
 from uno_arena.records.match import Faults, HandRecord, MatchRecord, match_key, match_records
 from uno_arena.records.tournament import Keys
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.workers import jobs as match_jobs
 
 BOTS = ("ada", "bob", "cy", "dee", "eve", "fay")
 
@@ -179,3 +182,23 @@ def test_two_processes_recording_at_once_lose_no_update(redis_prefix: tuple[redi
     assert_stored_equals_full(client, prefix, ["cup", board.ALL])
     table = board.load(client, prefix, "cup")
     assert table is not None and table.matches == 120
+
+
+def test_the_refresh_job_the_match_jobs_queue_by_name_takes_the_results_in(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
+    """Workers import nothing of the leaderboard: they queue its job by name, which RQ resolves to it."""
+    client, prefix = redis_prefix
+    assert match_jobs.REFRESH_JOB == jobs.REFRESH_JOB
+    assert import_attribute(match_jobs.REFRESH_JOB) is jobs.refresh
+    rng = random.Random(3)
+    for index in range(4):
+        put(client, prefix, synthetic("cup", index, rng))
+    queue = Queue(f"{prefix}.matches", connection=client)
+    for _ in range(2):  # twice: the second takes nothing more in
+        queue.enqueue(match_jobs.REFRESH_JOB, prefix, "cup", 5.0, result_ttl=0)
+        assert SimpleWorker([queue], connection=client, name=f"{prefix}-refresh").work(burst=True)
+        assert_stored_equals_full(client, prefix, ["cup", board.ALL])
+    table = board.load(client, prefix, "cup")
+    assert table is not None and table.matches == 4
+    assert queue.count == 0 and queue.failed_job_registry.count == 0

@@ -12,11 +12,11 @@ from tests.server.test_bot_errors import Flaky
 from tests.workers.harness import WorkerProcess, wait_until
 from tests.workers.test_tournament import connect_bots, finished, invoke, start_worker
 from uno_arena.leaderboard import board
-from uno_arena.leaderboard.web import create_app
 from uno_arena.records.match import match_records
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
+from uno_arena.web.app import create_app
 from uno_arena.workers import lifecycle
 
 

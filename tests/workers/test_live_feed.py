@@ -13,9 +13,9 @@ from typing import Any
 import redis
 
 from tests.conftest import RunningServer
-from tests.leaderboard.test_live import Message, follow, web
-from tests.leaderboard.test_web import status_of
 from tests.sdk.runner import BackgroundBot
+from tests.web.test_live import Message, follow, web
+from tests.web.test_web import status_of
 from tests.workers.harness import ServerProcess, WorkerProcess, wait_until
 from tests.workers.test_tournament import (
     SlowGreedyBot,

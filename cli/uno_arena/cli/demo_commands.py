@@ -33,6 +33,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from uno_arena.cli.leaderboard_commands import print_leaderboard
 from uno_arena.cli.options import dial
 from uno_arena.cli.rules_commands import parse_rules
+from uno_arena.cli.tournament_commands import FINAL_STANDINGS_WAIT_S
 from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.records import identity, ruleset
@@ -126,9 +127,8 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
                       f"{plural(total, 'match')} to {target}, {ruleset.summary(spec.rules)}; "
                       f"watch at http://{web_address}/")  # fmt: skip
         _follow(client, prefix, tournament_id, total, processes, console)
-        table = board.load(client, prefix, tournament_id)
-        if table is not None:
-            print_leaderboard(console, table, f"demo ({tournament_id})", spec.rules)
+        table = _final_standings(client, prefix, tournament_id)
+        print_leaderboard(console, table, f"demo ({tournament_id})", spec.rules)
         if exit_at_end:  # the web view stops with everything else: no address that is dead once we exit
             console.print("the web view stopped with the demo (without --exit it serves until Ctrl-C)")
         else:
@@ -239,6 +239,18 @@ def _follow(client: redis.Redis, prefix: str, tournament_id: str, total: int,
             if any(p.poll() is not None for p in processes):
                 raise click.ClickException("a demo process exited unexpectedly")
             time.sleep(0.25)  # a refresh interval
+
+
+def _final_standings(client: redis.Redis, prefix: str, tournament_id: str) -> board.Table:
+    """The standings once they count every match done: the leaderboard's refresh job runs just after the
+    last match is recorded, so they may lag it by a moment (waited for up to FINAL_STANDINGS_WAIT_S)."""
+    done = load(client, prefix, tournament_id).done
+    deadline = time.monotonic() + FINAL_STANDINGS_WAIT_S
+    while True:
+        table = board.current(client, prefix, tournament_id)
+        if table.matches >= done or time.monotonic() > deadline:
+            return table
+        time.sleep(0.1)  # a polling interval, bounded by the deadline
 
 
 def _stop_all(processes: list[subprocess.Popen[bytes]]) -> None:

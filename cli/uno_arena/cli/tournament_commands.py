@@ -37,8 +37,8 @@ from uno_arena.records.tournament import (
 from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.workers import lifecycle
 
-# After the end, how long `watch` waits for the standings (updated by the jobs after recording) to count
-# every match done before it says they may lag.
+# After the end, how long `watch` (and the demo) wait for the standings (the leaderboard's refresh job
+# updates them after each record) to count every match done before saying they may lag.
 FINAL_STANDINGS_WAIT_S = 5.0
 
 
@@ -316,7 +316,7 @@ def watch(tournament_id: str, redis_url: str, key_prefix: str) -> None:
         with Live(Group(bar), refresh_per_second=4) as live:
             while True:
                 state = progress(client, key_prefix, tournament_id)
-                # the jobs update it after recording their match, so it may count fewer than are done
+                # the leaderboard's refresh job runs after each record, so it may count fewer than are done
                 table = board.current(client, key_prefix, tournament_id)
                 over = state.tournament.status is not TournamentStatus.RUNNING or state.only_failed_left
                 detail = "waiting for the standings" if over and table.matches < state.tournament.done else ""

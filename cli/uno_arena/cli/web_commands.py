@@ -1,4 +1,4 @@
-"""`uno-arena web --listen HOST:PORT`: the read-only leaderboard page, on waitress.
+"""`uno-arena web --listen HOST:PORT`: the read-only web view (`uno_arena.web`), on waitress.
 
 With `--replays DIR` and no Redis URL (neither `--redis-url` nor `UNO_ARENA_REDIS_URL`) it serves the
 replay files alone, with no Redis client: that needs Flask and waitress, not the platform, so it runs
@@ -17,7 +17,7 @@ from click.core import ParameterSource
 
 from uno_arena.cli.main import PLATFORM_INSTALL, PLATFORM_MODULES
 from uno_arena.cli.options import with_redis
-from uno_arena.leaderboard.limits import ServerLimits
+from uno_arena.web.limits import ServerLimits
 
 if TYPE_CHECKING:
     import redis
@@ -64,7 +64,7 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
     source = context.get_parameter_source("redis_url")
     replays_only = replays is not None and source in (None, ParameterSource.DEFAULT)
     try:
-        from uno_arena.leaderboard.web import WebServer, create_app, normal_url_prefix, redis_client
+        from uno_arena.web.app import WebServer, create_app, normal_url_prefix, redis_client
     except ImportError as error:
         _missing(context, error, replays_only)
     try:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import logging
 import os
 import socket
@@ -9,6 +10,7 @@ import socket
 import click
 
 from uno_arena.cli.options import connect, with_redis
+from uno_arena.workers.jobs import REFRESH_JOB
 from uno_arena.workers.queue import match_queue, queue_name
 from uno_arena.workers.settings import (
     LEASE_S,
@@ -56,6 +58,9 @@ def worker(redis_url: str, key_prefix: str, control_token: str, name: str | None
     os.environ[REDIS_WAIT_VARIABLE] = str(redis_wait)
     logging.getLogger("uno_arena").setLevel(logging.INFO)  # what the jobs and the reaper do, in the log
     client = connect(redis_url)
+    # the match jobs queue the leaderboard's refresh by its name: its module is loaded here once, so each
+    # work horse (a fork) that runs one starts with it, and a worker that could not run it says so now
+    importlib.import_module(REFRESH_JOB.rpartition(".")[0])
     name = name or f"{key_prefix}-{socket.gethostname()}-{os.getpid()}".replace(":", "-")
     arena_worker = ArenaWorker([match_queue(client, key_prefix)], connection=client, name=name)
     click.echo(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")

@@ -84,3 +84,11 @@ def close_reason_of(
             known = bot_pb2.CloseReason.DESCRIPTOR.values_by_name.get(name)
             return cast(bot_pb2.CloseReason, known.number) if known else bot_pb2.CLOSE_REASON_UNSPECIFIED
     return bot_pb2.CLOSE_REASON_UNSPECIFIED
+
+
+def json_names(enum: type[E]) -> dict[str, str]:
+    """Each value's name as the protocol's JSON spells it (`MessageToDict`: `COLOUR_RED`) -> its plain
+    name (`red`), for every value but the zero one (which the JSON leaves out), in number order."""
+    descriptor = _descriptor(enum)
+    values = descriptor.values_by_number
+    return {values[number].name: name for number, name in sorted(names(descriptor).items())}

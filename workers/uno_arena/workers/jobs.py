@@ -17,12 +17,17 @@ then asked again for the same match id).
 While it plays, the job also follows the match's public events into its live
 feed for the web view (`workers.live`), with each fault its PlayMatch stream
 reports; that never delays or fails the match.
+
+Once the match is recorded, the job queues the leaderboard's refresh (`REFRESH_JOB`, a job of its own)
+at the front of its queue, by name: the workers import nothing of the leaderboard, which reads the
+records.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import secrets
 import socket
@@ -33,11 +38,12 @@ from typing import TypeVar
 
 import grpc
 import redis
-from rq import get_current_job
+from rq import Queue, get_current_job
+from rq.job import Job
 
-from uno_arena.leaderboard import board
 from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import is_recorded, record
+from uno_arena.records.outage import patiently
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
     Keys,
@@ -53,12 +59,14 @@ from uno_arena.rules import ConfigError
 from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers.live import Follower
-from uno_arena.workers.outage import patiently
 from uno_arena.workers.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+# The leaderboard's job that takes a tournament's new results into its tables, by its RQ name: RQ
+# imports it in the worker that runs it (an organiser's install has it; tests/test_layers.py checks the name).
+REFRESH_JOB = "uno_arena.leaderboard.jobs.refresh"
 FIRST_SERVER_PAUSE_S = 0.5
 LONGEST_SERVER_PAUSE_S = 5.0
 END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the result is recorded by then
@@ -130,10 +138,29 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
             _end_feed(feed, recorded=True)
         finally:
             follower.close()
-    waiting(lambda: board.refresh(client, prefix, tournament_id), "refreshing the leaderboard")
+    waiting(lambda: queue_refresh(job, prefix, tournament_id, settings), "queueing the leaderboard's refresh")
     outcome = "recorded" if new else "already recorded"
     log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
     return outcome
+
+
+def queue_refresh(job: Job, prefix: str, tournament_id: str, settings: WorkerSettings) -> None:
+    """Queue the leaderboard's refresh of the tournament at the front of the match job's queue, so the
+    next free worker runs it. One per recorded match, named after the match's job (its id holds the
+    prefix, like every lasting RQ key of ours); the refreshes coalesce (`board.refresh`), so many
+    workers queueing them at once cost a few milliseconds each, and queueing one twice is harmless."""
+    Queue(job.origin, connection=job.connection).enqueue(
+        REFRESH_JOB,
+        prefix,
+        tournament_id,
+        settings.redis_wait_s,
+        job_id=f"{job.id}__board",
+        job_timeout=math.ceil(settings.redis_wait_s) + 120,
+        result_ttl=0,  # nothing reads its result
+        failure_ttl=7 * 86_400,
+        description=f"{tournament_id}: the leaderboard",
+        at_front=True,
+    )
 
 
 def _end_feed(feed: LiveFeed, recorded: bool, reason: str = "") -> None:

@@ -34,8 +34,8 @@ from rq.utils import now
 from rq.worker import Worker
 from rq.worker.base import DequeueStrategy
 
+from uno_arena.records.outage import REDIS_DOWN, patiently, wait_for_redis
 from uno_arena.workers.jobs import MatchFailed
-from uno_arena.workers.outage import REDIS_DOWN, patiently, wait_for_redis
 from uno_arena.workers.queue import prefix_of
 from uno_arena.workers.reaper import Reaper, release_due_retries
 from uno_arena.workers.settings import WorkerSettings

@@ -45,9 +45,9 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
-from uno_arena.leaderboard import live, replay_index, viewer
-from uno_arena.leaderboard.context import WebContext
-from uno_arena.leaderboard.limits import ServerLimits
+from uno_arena.web import live, names, replay_index, viewer
+from uno_arena.web.context import WebContext
+from uno_arena.web.limits import ServerLimits
 
 if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
     import redis
@@ -139,16 +139,17 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
     if client is None and replays is None:
         raise ValueError("the web view needs a Redis client, or a folder of replay files to serve alone")
     url_path = normal_url_prefix(url_prefix)
-    app = Flask(__name__)  # templates from uno_arena/leaderboard/templates/, files from static/
+    app = Flask(__name__)  # templates from uno_arena/web/templates/, files from static/
     where = redis_address(client) if client is not None else ""
     app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
     app.jinja_env.globals["replays_only"] = client is None  # the pages link to nothing Redis serves
     app.jinja_env.globals["home_endpoint"] = "replay_index.index" if client is None else "pages.overview"
+    app.add_template_filter(names.label, "label")  # a protocol value's plain name in the viewer's words
     if client is None:
         app.register_blueprint(replay_index.blueprint)
         app.register_blueprint(viewer.blueprint)
     else:
-        from uno_arena.leaderboard import pages  # the tournaments' pages: Redis, RQ's records, OpenSkill
+        from uno_arena.web import pages  # the tournaments' pages: Redis, RQ's records, OpenSkill
 
         for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
             app.register_blueprint(blueprint)

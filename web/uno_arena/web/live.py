@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 
 from flask import Blueprint, Flask, Response, abort, current_app, jsonify, request
 
-from uno_arena.leaderboard.context import context
 from uno_arena.records import live
 from uno_arena.records.match import match_key
 from uno_arena.records.tournament import exists, is_match_id
+from uno_arena.web.context import context
 
 if TYPE_CHECKING:  # annotations only: `WebServer` sets the limits of an app without Redis too
     import redis

@@ -30,13 +30,12 @@ from selenium.webdriver.common.keys import Keys as Key
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import RunningServer
-from tests.leaderboard.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
-from tests.leaderboard.test_web import status_of
 from tests.records.test_replay import forfeited_match, played_match
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import TestBot, eager, play_match
+from tests.web.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
+from tests.web.test_web import status_of
 from tests.workers.harness import WorkerProcess
-from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity, live
 from uno_arena.records.match import RecordedMatch, load_match, record
 from uno_arena.records.replay import (
@@ -54,6 +53,7 @@ from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.web.app import create_app
 from uno_arena.workers import lifecycle
 
 __all__ = ["browser", "narrow_browser"]  # fixtures, used by name

@@ -15,15 +15,15 @@ from typing import Any
 import pytest
 import redis
 
-from tests.leaderboard.browser import serving
-from tests.leaderboard.test_web import recorded, status_of  # noqa: F401 (a fixture)
+from tests.web.browser import serving
+from tests.web.test_web import recorded, status_of  # noqa: F401 (a fixture)
 from tests.workers.harness import wait_until
-from uno_arena.leaderboard import live as live_web
-from uno_arena.leaderboard.web import ServerLimits, create_app
 from uno_arena.records import identity, live
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, scheduled_match, set_state
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.web import live as live_web
+from uno_arena.web.app import ServerLimits, create_app
 from uno_arena.workers import lifecycle
 
 BOTS = ["ann", "bob"]

@@ -16,8 +16,8 @@ from typing import Any
 
 from flask import Blueprint, render_template
 
-from uno_arena.leaderboard.context import context
 from uno_arena.records.replay import REPLAY_SUFFIX, replay_path_in
+from uno_arena.web.context import context
 
 log = logging.getLogger(__name__)
 blueprint = Blueprint("replay_index", __name__)

@@ -19,13 +19,13 @@ from click.testing import CliRunner
 from flask import Flask
 from flask.testing import FlaskClient
 
-from tests.leaderboard.test_web import recorded  # noqa: F401 (a fixture)
+from tests.web.test_web import recorded  # noqa: F401 (a fixture)
 from uno_arena.cli.main import cli
-from uno_arena.leaderboard.web import create_app, normal_url_prefix, redis_client
 from uno_arena.records import live
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, scheduled_match, set_state
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.web.app import create_app, normal_url_prefix, redis_client
 from uno_arena.workers import lifecycle
 
 URL_ATTRIBUTES = ("href", "src", "action", "data-poll", "formaction", "poster")

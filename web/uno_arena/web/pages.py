@@ -28,8 +28,7 @@ import redis
 from flask import Blueprint, Response, abort, jsonify, render_template, request, url_for
 from markupsafe import Markup
 
-from uno_arena.leaderboard import board, charts, history
-from uno_arena.leaderboard.context import RECENT, context
+from uno_arena.leaderboard import board, history
 from uno_arena.leaderboard.ratings import Rating, initial, order_key
 from uno_arena.records import live, ruleset
 from uno_arena.records.identity import NAME, bot_key
@@ -47,6 +46,8 @@ from uno_arena.records.tournament import (
     text,
 )
 from uno_arena.rules import RulesConfig
+from uno_arena.web import charts
+from uno_arena.web.context import RECENT, context
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

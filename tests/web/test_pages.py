@@ -20,13 +20,12 @@ from selenium.webdriver.common.keys import Keys as KeyPress
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT, start_server, stop_server
-from tests.leaderboard.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
-from tests.leaderboard.test_web import finished_match
 from tests.sdk.runner import BackgroundBot
 from tests.server.test_bot_errors import Flaky
+from tests.web.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
+from tests.web.test_web import finished_match
 from tests.workers.harness import WorkerProcess, wait_until
 from uno_arena.leaderboard import board
-from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity
 from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import match_records, record
@@ -36,6 +35,7 @@ from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.web.app import create_app
 from uno_arena.workers import lifecycle
 from uno_arena.workers.queue import delete_prefix
 

@@ -18,18 +18,18 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.leaderboard.browser import serving
 from tests.provision import BROWSER_PACKAGES, missing
 from tests.records.test_tournament_ids import create_as_an_older_version
+from tests.web.browser import serving
 from uno_arena.leaderboard import board
-from uno_arena.leaderboard.pages import PAGE_SIZE
-from uno_arena.leaderboard.web import create_app
 from uno_arena.records import identity
 from uno_arena.records.match import record
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import RESERVED_IDS, Keys, TournamentStatus, scheduled_match, set_status
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.web.app import create_app
+from uno_arena.web.pages import PAGE_SIZE
 from uno_arena.workers import lifecycle
 
 BOTS = ["alpha", "beta", "gamma"]

@@ -2,7 +2,8 @@
 
 A Redis restart (from its AOF) takes seconds; a match takes minutes and its
 result is only worth something once recorded. So the worker and its jobs
-retry what they have to write, with a backoff, and log while they wait.
+(the match job, the leaderboard's refresh job) retry what they have to write,
+with a backoff, and log while they wait.
 """
 
 from __future__ import annotations

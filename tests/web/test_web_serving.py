@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.leaderboard.test_web import serving, status_of
+from tests.web.test_web import serving, status_of
 from tests.workers.harness import REDIS_URL, RedisServer, wait_until
-from uno_arena.leaderboard.web import ServerLimits, create_app, redis_client
+from uno_arena.web.app import ServerLimits, create_app, redis_client
 
 HALF_SENT = b"GET / HTTP/1.1\r\nHost: slow\r\n"  # the blank line that ends the headers never comes
 

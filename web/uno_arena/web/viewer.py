@@ -2,7 +2,9 @@
 live public events; and the replay's JSON, which the viewer's script steps through.
 
 The page says what the server knows (bots, winner, end reason, seed, rules, faults, the text replay),
-so it reads without JavaScript; `static/viewer.js` draws the table at each step from the events.
+so it reads without JavaScript; `static/viewer.js` draws the table at each step from the events. Its
+settings (JSON in the page) carry the protocol's names and labels (`names.viewer_names`), so the
+script holds no copy of them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from flask import Blueprint, Response, abort, jsonify, render_template, url_for
 
-from uno_arena.leaderboard.context import context
 from uno_arena.records import live, ruleset
 from uno_arena.records.match import RecordedMatch, load_match
 from uno_arena.records.replay import (
@@ -31,6 +32,8 @@ from uno_arena.rules import ConfigError
 from uno_arena.v1 import codec
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
+from uno_arena.web.context import context
+from uno_arena.web.names import viewer_names
 
 if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
     import redis
@@ -109,7 +112,8 @@ def replay_view(found: RecordedMatch) -> MatchView:
     rules, target = _rules(found, len(bots))
     faults = tuple(_fault_row(fault, bots) for fault in found.finished.faults)
     script = {"mode": "replay", "match_id": found.match_id, "bots": list(bots), "target": target,
-              "json_url": url_for("viewer.match_json", match_id=found.match_id)}  # fmt: skip
+              "json_url": url_for("viewer.match_json", match_id=found.match_id),
+              "names": viewer_names()}  # fmt: skip
     return MatchView(
         match_id=found.match_id,
         live=False,
@@ -133,7 +137,7 @@ def live_view(match_id: str, bots: tuple[str, ...]) -> MatchView:
     tournament = match_id.rpartition("-m")[0] if is_match_id(match_id) else ""
     script = {"mode": "live", "match_id": match_id, "bots": list(bots), "target": None,
               "json_url": url_for("viewer.match_json", match_id=match_id),
-              "events_url": url_for("live.events", match_id=match_id)}  # fmt: skip
+              "events_url": url_for("live.events", match_id=match_id), "names": viewer_names()}  # fmt: skip
     return MatchView(match_id=match_id, live=True, bots=bots, tournament=tournament, script=script)
 
 

@@ -2,7 +2,7 @@
 through its chromedriver (selenium), with a screenshot of each page saved for docs/web.md.
 
 Screenshots go to `$UNO_ARENA_SCREENSHOTS` (default `build/screenshots/`, ignored by git);
-`python tests/leaderboard/browser.py --copy-to docs/images` copies the latest into the docs.
+`python tests/web/browser.py --copy-to docs/images` copies the latest into the docs.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from flask import Flask
 
 from tests.provision import BROWSER_PACKAGES, missing
-from uno_arena.leaderboard.web import ServerLimits, WebServer
+from uno_arena.web.app import ServerLimits, WebServer
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -143,9 +143,9 @@ def horizontal_overflow(driver: Any) -> int:
     return width
 
 
-if __name__ == "__main__":  # python tests/leaderboard/browser.py --copy-to docs/images
+if __name__ == "__main__":  # python tests/web/browser.py --copy-to docs/images
     if sys.argv[1:2] != ["--copy-to"] or len(sys.argv) != 3:
-        sys.exit("usage: python tests/leaderboard/browser.py --copy-to FOLDER")
+        sys.exit("usage: python tests/web/browser.py --copy-to FOLDER")
     target = Path(sys.argv[2])
     target.mkdir(parents=True, exist_ok=True)
     for png in sorted(SCREENSHOTS.glob("*.png")):

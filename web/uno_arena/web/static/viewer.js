@@ -17,13 +17,11 @@
   const BASE_DELAY_MS = 700; // between steps when playing at 1×
   const LIVE_RELOAD_TRIES = 60; // once a live match ends, how many times (1 s apart) to look for its replay
 
-  const COLOURS = { COLOUR_RED: "red", COLOUR_YELLOW: "yellow", COLOUR_GREEN: "green", COLOUR_BLUE: "blue" };
-  const RANKS = {
-    RANK_0: "0", RANK_1: "1", RANK_2: "2", RANK_3: "3", RANK_4: "4", RANK_5: "5", RANK_6: "6", RANK_7: "7",
-    RANK_8: "8", RANK_9: "9", RANK_SKIP: "skip", RANK_REVERSE: "reverse", RANK_DRAW_TWO: "draw two",
-    RANK_WILD: "wild", RANK_WILD_DRAW_FOUR: "wild draw four",
-  };
-  const SYMBOLS = { RANK_SKIP: "⊘", RANK_REVERSE: "⇄", RANK_DRAW_TWO: "+2", RANK_WILD: "W", RANK_WILD_DRAW_FOUR: "+4" };
+  // The protocol's words, from the server (the page's settings, `names`: uno_arena.web.names, made from the
+  // bindings): for each enum the viewer reads (colour, rank, shuffle_reason, hand_end, match_end,
+  // fault_kind), each value's full name, as the match's JSON spells it -> its label; `symbol`: a rank's
+  // card face. The script holds no copy of them.
+  const LABELS = pageSettings().names || {};
   // how many seats sit on each side of the table (bottom, left, top, right), clockwise from the bottom
   const SIDES = {
     1: [1, 0, 0, 0], 2: [1, 0, 1, 0], 3: [1, 0, 2, 0], 4: [1, 1, 1, 1], 5: [1, 1, 2, 1], 6: [2, 1, 2, 1],
@@ -36,15 +34,27 @@
   ];
   const SVG = "http://www.w3.org/2000/svg";
 
+  function pageSettings() {
+    const element = document.getElementById("viewer-settings");
+    return element ? JSON.parse(element.textContent) : {};
+  }
+
+  /** The label of a protocol value (`enumName`: a key of LABELS): "" when the JSON left it out (the zero
+   * value), the value itself when the server's names do not know it. */
+  function labelOf(enumName, value) {
+    if (value === undefined || value === null) return "";
+    return (LABELS[enumName] || {})[value] || String(value);
+  }
+
   // ---- cards ---------------------------------------------------------------------------------------
 
   function colourName(colour) {
-    return COLOURS[colour] || "";
+    return colour === undefined ? "" : labelOf("colour", colour);
   }
 
   function cardName(card) {
     if (!card) return "";
-    const rank = RANKS[card.rank] || "?";
+    const rank = labelOf("rank", card.rank) || "?";
     const colour = colourName(card.colour);
     return colour ? `${colour} ${rank}` : rank;
   }
@@ -58,7 +68,7 @@
     element.title = cardName(card);
     const symbol = document.createElement("span");
     symbol.className = "sym";
-    symbol.textContent = SYMBOLS[card.rank] || RANKS[card.rank] || "?";
+    symbol.textContent = labelOf("symbol", card.rank) || "?";
     const name = document.createElement("span");
     name.className = "cname";
     name.textContent = colour;
@@ -219,10 +229,6 @@
 
   // ---- words and marks --------------------------------------------------------------------------------
 
-  function plain(name, prefix) {
-    return (name || "").replace(prefix, "").toLowerCase().replace(/_/g, " ");
-  }
-
   /** The seat an event is about (who acted, or was acted on), or null. */
   function actorOf(kind, e) {
     if (kind === "caught") return e.catcher || 0;
@@ -241,7 +247,7 @@
       case "hand_started": return `Hand ${e.number || 0} begins`;
       case "dealer_drew": return `${who(e.seat)} draws ${cardName(e.card)} to choose the dealer`;
       case "dealer_chosen": return `${who(e.seat)} deals`;
-      case "shuffled": return `The deck is shuffled (${cards(e.cards)}; ${plain(e.reason, "SHUFFLE_REASON_")})`;
+      case "shuffled": return `The deck is shuffled (${cards(e.cards)}; ${labelOf("shuffle_reason", e.reason)})`;
       case "dealt": return `${who(e.seat)} is dealt ${cards(e.count)}${e.hidden ? "" : `: ${list(e.cards)}`}`;
       case "first_card": return `First card: ${cardName(e.card)}`;
       case "colour_chosen": return `${who(e.seat)} names ${colourName(e.colour)}`;
@@ -270,11 +276,11 @@
       case "received": return `${who(e.seat)} receives ${cards(e.count)} from ${who(e.giver)}`;
       case "hand_ended": {
         const winner = e.winner === undefined ? "nobody wins" : `${who(e.winner)} wins`;
-        return `Hand ends (${plain(e.reason, "HAND_END_")}): ${winner}; points ${(e.points || []).join(", ")}`;
+        return `Hand ends (${labelOf("hand_end", e.reason)}): ${winner}; points ${(e.points || []).join(", ")}`;
       }
       case "match_ended": {
         const winners = (e.winners || []).map(who).join(", ") || "nobody";
-        return `Match ends (${plain(e.reason, "MATCH_END_")}): ${winners} won; totals ${(e.totals || []).join(", ")}`;
+        return `Match ends (${labelOf("match_end", e.reason)}): ${winners} won; totals ${(e.totals || []).join(", ")}`;
       }
       default: return kind || "?";
     }
@@ -318,7 +324,7 @@
       const at = Math.min(fault.event_index, events.length - 1);
       if (at < 0) return;
       const seat = fault.seat || 0;
-      const kind = plain(fault.kind, "FAULT_KIND_");
+      const kind = labelOf("fault_kind", fault.kind);
       marks[at].push([`fault ${kind.replace(/ /g, "-")}`, kind === "timeout" ? "timeout" : `fault: ${kind}`]);
       lastFault[seat] = at;
       if (fault.forfeited && forfeitAt[seat] === undefined) {
@@ -341,7 +347,7 @@
   function faultItem(fault, names) {
     const item = document.createElement("li");
     const seat = fault.seat || 0;
-    const kind = plain(fault.kind, "FAULT_KIND_");
+    const kind = labelOf("fault_kind", fault.kind);
     item.className = `fault${fault.forfeited ? " forfeit" : ""}`;
     if (fault.event_index !== undefined) {
       const link = document.createElement("a");
@@ -945,7 +951,7 @@
   window.UnoViewer = { applyEvent, newState, states, describe, marksOf, cardName, heldAfterPlay };
 
   function start() {
-    const settings = JSON.parse(document.getElementById("viewer-settings").textContent);
+    const settings = pageSettings();
     const viewer = new Viewer(settings);
     window.unoViewer = viewer;
     if (settings.mode === "live") {
