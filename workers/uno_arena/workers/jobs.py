@@ -34,6 +34,7 @@ from typing import TypeVar
 import grpc
 import redis
 from rq import get_current_job
+from rq.job import Job
 
 from uno_arena.leaderboard import board
 from uno_arena.records.live import LiveFeed
@@ -53,7 +54,7 @@ from uno_arena.rules import ConfigError
 from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.workers.live import Follower
-from uno_arena.workers.outage import patiently
+from uno_arena.workers.outage import patiently, prompt_client
 from uno_arena.workers.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,16 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
     job = get_current_job()
     if job is None:
         raise RuntimeError("play_match runs as an RQ job")
-    client: redis.Redis = job.connection
+    # A client that fails at once when Redis is away (the worker's waits for ever): this job waits for
+    # Redis itself, for at most `redis_wait_s`, and then fails its attempt.
+    client = prompt_client(job.connection)
+    try:
+        return _play_match(client, tournament_id, index, prefix, job)
+    finally:
+        client.connection_pool.disconnect()
+
+
+def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str, job: Job) -> str:
     settings = WorkerSettings.from_env()
     keys = Keys(prefix, tournament_id)
 
