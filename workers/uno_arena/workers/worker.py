@@ -15,9 +15,11 @@ RQ's own scheduler is not run: each worker's `Reaper` moves due retries
 the retries. `rq worker -w uno_arena.workers.worker.ArenaWorker PREFIX.matches`
 is the same as `uno-arena worker`.
 
-Two of RQ's methods are overridden, each for what RQ's public API (constructor
-options, job callbacks, `Retry`, exception handlers) does not give; the
-docstring of each says which guarantee needs it. Everything else is RQ's.
+Three of RQ's methods are overridden, the constructor, `work` and
+`handle_exception`, each for what RQ's public API (constructor options, job
+callbacks, `Retry`, exception handlers) does not give; the docstring of each
+says which guarantee needs it. Everything else is RQ's (rq>=3.0.0,<3.1:
+pyproject.toml says why it is bounded).
 """
 
 from __future__ import annotations
@@ -53,7 +55,11 @@ class ArenaWorker(Worker):
     def __init__(self, queues: str | Queue | Sequence[str] | Sequence[Queue], name: str | None = None, *,
                  connection: redis.Redis | None = None, **kwargs: Any) -> None:  # fmt: skip
         """RQ's worker, on a client of its own that waits for Redis (see the module's docstring). The
-        queues are given to RQ by name, so that RQ makes them on that client too."""
+        queues are given to RQ by name, so that RQ makes them on that client too.
+
+        Why an override: `connection` is RQ's own option, but whoever makes the worker chooses it, and
+        `rq worker -w uno_arena.workers.worker.ArenaWorker` passes a client that fails on the first
+        Redis error; a worker must ride out outages however it was started (no exit, exactly once)."""
         given: list[str | Queue] = [queues] if isinstance(queues, str | Queue) else list(queues)
         if connection is None:
             connection = next(q.connection for q in given if isinstance(q, Queue))
