@@ -9,10 +9,11 @@ its own kind of caller:
   horse talk to Redis through one, so every step RQ takes (heartbeats,
   starting a job, filing how it ended, maintenance) waits out a restart
   instead of failing, without RQ's code knowing.
-- `patiently(action, what, bound_s)`: for code of ours that must wait for
-  at most so long (a job, for `--redis-wait`), on a client that fails at
-  once (`prompt_client`), and for the reaper, which must see an outage to
-  judge leases fairly after it.
+- `prompt_client`, whose commands fail at once, with `patiently(action, what,
+  bound_s)` around what must be retried: for our own code, which must notice
+  an outage. A job waits for Redis for at most `--redis-wait`, then fails its
+  attempt; the reaper judges no lease until Redis has answered for a lease's
+  life after an outage.
 """
 
 from __future__ import annotations
@@ -79,7 +80,11 @@ class _LoggedBackoff(ExponentialBackoff):
 
 def patient_client(client: redis.Redis, what: str) -> redis.Redis:
     """A client to the same Redis, on a pool of its own, whose every command (and pipeline) waits for
-    Redis for ever instead of raising `REDIS_DOWN`. Only for commands that may run twice."""
+    Redis for ever instead of raising `REDIS_DOWN`.
+
+    A command whose reply was lost is sent again, so it may apply twice: RQ's writes may (at worst a
+    retry queued twice, which the match's lease and once-only recording absorb); a WATCHed
+    transaction is never resent (redis-py raises WatchError, and RQ starts it over)."""
     return _client_like(client, retry=Retry(_LoggedBackoff(what), -1), retry_on_error=list(REDIS_DOWN))
 
 

@@ -35,8 +35,7 @@ from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
 from rq.exceptions import StopRequested
 from rq.job import Job
 from rq.queue import Queue
-from rq.worker import Worker
-from rq.worker.base import DequeueStrategy
+from rq.worker import DequeueStrategy, Worker
 
 from uno_arena.workers.jobs import MatchFailed
 from uno_arena.workers.outage import patient_client, prompt_client
@@ -85,7 +84,9 @@ class ArenaWorker(Worker):
         run in every worker process, for as long as its loop does, and `rq worker --with-scheduler` must
         not start RQ's scheduler, whose lock would leave retries to one process; and RQ's loop quits on
         any error it does not expect (one the patient client cannot wait out, such as a Redis refusing
-        writes), which must not end a worker. RQ has no hook around its loop.
+        writes), which must not end a worker. RQ has no hook around its loop. (That RQ's loop ended
+        because it was asked to is read from RQ's `_stop_requested` and `_shutdown_requested_date`:
+        `work` says only whether it ran a job.)
         """
         if with_scheduler:
             self.log.info("Worker %s: not starting RQ's scheduler: the reaper moves due retries", self.name)
