@@ -43,7 +43,7 @@ from rq.job import Job
 
 from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import is_recorded, record
-from uno_arena.records.outage import patiently
+from uno_arena.records.outage import patiently, prompt_client
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
     Keys,
@@ -93,7 +93,16 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
     job = get_current_job()
     if job is None:
         raise RuntimeError("play_match runs as an RQ job")
-    client: redis.Redis = job.connection
+    # A client that fails at once when Redis is away (the worker's waits for ever): this job waits for
+    # Redis itself, for at most `redis_wait_s`, and then fails its attempt.
+    client = prompt_client(job.connection)
+    try:
+        return _play_match(client, tournament_id, index, prefix, job)
+    finally:
+        client.connection_pool.disconnect()
+
+
+def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str, job: Job) -> str:
     settings = WorkerSettings.from_env()
     keys = Keys(prefix, tournament_id)
 

@@ -17,7 +17,6 @@ import math
 import secrets
 import time
 from collections.abc import Iterable, Iterator
-from typing import cast
 
 import redis
 from rq import Queue, Retry
@@ -28,7 +27,7 @@ from rq.registry import ScheduledJobRegistry, StartedJobRegistry
 from rq.worker import Worker
 
 from uno_arena.records.spec import TournamentSpec
-from uno_arena.records.tournament import Keys, MatchState, set_state, text
+from uno_arena.records.tournament import Keys, MatchState, set_state
 from uno_arena.workers.jobs import play_match
 
 log = logging.getLogger(__name__)
@@ -111,80 +110,22 @@ def job_run(client: redis.Redis, prefix: str, tournament_id: str, index: int,
     status = job.get_status(refresh=False)
     queue = match_queue(client, prefix)
     if status == JobStatus.SCHEDULED:
-        due = client.zscore(ScheduledJobRegistry(queue=queue).key, job.id)  # type: ignore[no-untyped-call]
+        due = _scheduled_at(queue, job.id)
         if due is None:
             return Run.ABANDONED
         return Run.DUE if due <= time.time() else Run.SCHEDULED
     if status not in (JobStatus.QUEUED, JobStatus.STARTED, JobStatus.DEFERRED):
         return Run.NONE
-    executions = _executions(client, queue, job.id)
-    if status == JobStatus.STARTED or executions:
+    runs = _runs(client, queue, job.id)
+    if status == JobStatus.STARTED or runs:
         keys = Keys(prefix, tournament_id)
-        runs = executions or [(job.worker_name or "", job.started_at.timestamp() if job.started_at else 0.0)]
+        runs = runs or [(job.worker_name or "", job.started_at.timestamp() if job.started_at else 0.0)]
         alive = client.exists(keys.lease(index)) or any(
             _registered(client, worker) and time.time() - began < grace_s for worker, began in runs
         )
         return Run.STARTED if alive else Run.ABANDONED
-    listed = client.lpos(queue.key, job.id) is not None or (
-        not moving_stuck and client.lpos(queue.intermediate_queue_key, job.id) is not None
-    )
+    listed = _listed(client, queue, job.id) or (not moving_stuck and _taken(queue, job.id))
     return Run.QUEUED if listed else Run.ABANDONED
-
-
-def members(client: redis.Redis, key: str, high: float | None = None) -> list[str]:
-    """A sorted set's members in score order (only those scored up to `high`, if given)."""
-    raw = client.zrange(key, 0, -1) if high is None else client.zrangebyscore(key, 0, high)
-    return [text(m) for m in cast(list[bytes], raw)]
-
-
-def _executions(client: redis.Redis, queue: Queue, job: str) -> list[tuple[str, float]]:
-    """(worker name, start as unix seconds) of each run of the job in RQ's started registry."""
-    found = []
-    for entry in members(client, StartedJobRegistry(queue=queue).key):
-        entry_job, _, execution_id = entry.rpartition(":")
-        if entry_job != job:
-            continue
-        try:
-            execution = Execution.fetch(execution_id, job, connection=client)
-        except ValueError:  # its record expired: the worker stopped heartbeating long ago
-            found.append(("", 0.0))
-            continue
-        found.append((execution.worker_name, execution.created_at.timestamp()))
-    return found
-
-
-def _registered(client: redis.Redis, worker: str) -> bool:
-    """Whether an RQ worker of this name is registered and has not said it died."""
-    key = Worker.redis_worker_namespace_prefix + worker
-    return bool(worker) and bool(client.exists(key)) and not client.hexists(key, "death")
-
-
-def _forget_run(client: redis.Redis, queue: Queue, job: str) -> None:
-    """Drop a dead run's traces (started registry, RQ's intermediate list), which RQ would otherwise
-    clean up later by queueing the job a second time."""
-    registry = StartedJobRegistry(queue=queue).key
-    dead = [e for e in members(client, registry) if e.rpartition(":")[0] == job]
-    with client.pipeline() as pipe:
-        if dead:
-            pipe.zrem(registry, *dead)
-        pipe.lrem(queue.intermediate_queue_key, 0, job)
-        pipe.execute()
-
-
-def release_due(client: redis.Redis, queue: Queue, job: str) -> bool:
-    """Move a retry from RQ's scheduled registry to the front of the queue, if this call claims it.
-
-    The claim is the ZREM: of all the processes that try at once, exactly
-    one removes the entry, and only that one queues the job.
-    """
-    if not client.zrem(ScheduledJobRegistry(queue=queue).key, job):  # type: ignore[no-untyped-call]
-        return False
-    try:
-        found = Job.fetch(job, connection=client)
-    except NoSuchJobError:
-        return False
-    queue.enqueue_job(found, at_front=True)  # as RQ's scheduler does, ahead of matches not tried yet
-    return True
 
 
 @contextlib.contextmanager
@@ -248,8 +189,100 @@ def enqueue(client: redis.Redis, prefix: str, tournament_id: str, spec: Tourname
     return queued
 
 
+# --- RQ's bookkeeping ------------------------------------------------------------------------------
+# Every read or write of RQ's keys outside RQ's own calls (`Queue.enqueue`, `Job.fetch` ...) is here,
+# through RQ's public API (the registries, `Execution`, the intermediate queue) except where a docstring
+# says why not. pyproject.toml pins the RQ releases this is tested with (tests/workers/test_rq_range.py).
+
+
+def _scheduled_at(queue: Queue, job: str) -> float | None:
+    """When a retry is due (unix seconds), or None if it is not in RQ's scheduled registry."""
+    try:
+        due = ScheduledJobRegistry(queue=queue).get_scheduled_time(job)  # type: ignore[no-untyped-call]
+    except NoSuchJobError:
+        return None
+    return due.timestamp()
+
+
+def due_retries(queue: Queue) -> list[str]:
+    """The jobs in RQ's scheduled registry whose retry is due now."""
+    registry = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]  # rq leaves it unannotated
+    return registry.get_jobs_to_schedule()
+
+
+def release_due(client: redis.Redis, queue: Queue, job: str) -> bool:
+    """Move a retry from RQ's scheduled registry to the front of the queue, if this call claims it.
+
+    The claim is the removal from the registry (a ZREM): of all the processes
+    that try at once, exactly one removes the entry, and only that one queues
+    the job. (RQ's scheduler does the same under a lock one process holds.)
+    """
+    if not ScheduledJobRegistry(queue=queue).remove(job):  # type: ignore[no-untyped-call]
+        return False
+    try:
+        found = Job.fetch(job, connection=client)
+    except NoSuchJobError:
+        return False
+    queue.enqueue_job(found, at_front=True)  # as RQ's scheduler does, ahead of matches not tried yet
+    return True
+
+
+def _runs(client: redis.Redis, queue: Queue, job: str) -> list[tuple[str, float]]:
+    """(worker name, start as unix seconds) of each run of the job in RQ's started registry."""
+    found = []
+    # cleanup=False: RQ's cleanup of the registry would fail or retry the abandoned jobs we look for
+    for entry_job, execution_id in StartedJobRegistry(queue=queue).get_job_and_execution_ids(cleanup=False):
+        if entry_job != job:
+            continue
+        try:
+            execution = Execution.fetch(execution_id, job, connection=client)
+        except ValueError:  # its record expired: the worker stopped heartbeating long ago
+            found.append(("", 0.0))
+            continue
+        found.append((execution.worker_name, execution.created_at.timestamp()))
+    return found
+
+
+def _listed(client: redis.Redis, queue: Queue, job: str) -> bool:
+    """Whether the job waits in the queue. An LPOS on the queue's list: RQ's `Queue.get_job_position`
+    does the same after asking Redis for its version, once per `Queue` object, so on every call here."""
+    return client.lpos(queue.key, job) is not None
+
+
+def _taken(queue: Queue, job: str) -> bool:
+    """Whether a worker has taken the job from the queue and not started it yet (RQ's intermediate
+    list, where RQ's dequeue moves it)."""
+    return job in queue.intermediate_queue.get_job_ids()
+
+
+def _registered(client: redis.Redis, worker: str) -> bool:
+    """Whether an RQ worker of this name is registered and has not said it died.
+
+    Read from the worker's hash directly: RQ's public read (`Worker.find_by_key`) builds a worker,
+    which raises the client's socket timeout to RQ's dequeue timeout for every later command."""
+    key = Worker.redis_worker_namespace_prefix + worker
+    return bool(worker) and bool(client.exists(key)) and not client.hexists(key, "death")
+
+
+def _forget_run(client: redis.Redis, queue: Queue, job: str) -> None:
+    """Drop a dead run's traces (started registry, RQ's intermediate list), which RQ would otherwise
+    clean up later by queueing the job a second time."""
+    registry = StartedJobRegistry(queue=queue)
+    with client.pipeline() as pipe:
+        for entry_job, execution_id in registry.get_job_and_execution_ids(cleanup=False):
+            if entry_job == job:
+                registry.remove_execution(Execution(execution_id, job, client), pipeline=pipe)
+        pipe.execute()
+    taken = queue.intermediate_queue
+    for _ in range(taken.get_job_ids().count(job)):
+        taken.remove(job)
+
+
 def delete_prefix(client: redis.Redis, prefix: str) -> None:
-    """Delete every key under `prefix`, and RQ's keys for its queue, jobs and workers (all named after it)."""
+    """Delete every key under `prefix`, and RQ's keys for its queue, jobs and workers (all named after it).
+
+    By RQ's key names (docs/redis.md): RQ has no call that deletes a queue with its jobs, registries
+    and workers' keys."""
     keys = [
         *client.scan_iter(match=f"{prefix}:*", count=1000),
         *client.scan_iter(match=f"rq:*{prefix}*", count=1000),

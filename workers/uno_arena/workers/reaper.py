@@ -21,7 +21,6 @@ import threading
 import time
 
 import redis
-from rq.registry import ScheduledJobRegistry
 
 from uno_arena.records.tournament import (
     Keys,
@@ -32,9 +31,8 @@ from uno_arena.records.tournament import (
     load,
     set_state,
     states,
-    text,
 )
-from uno_arena.workers.queue import Run, enqueue, job_id, job_run, match_queue, members, release_due
+from uno_arena.workers.queue import Run, due_retries, enqueue, job_id, job_run, match_queue, release_due
 
 log = logging.getLogger(__name__)
 
@@ -93,8 +91,7 @@ def orphans(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
     a match only when it is found on two sweeps in a row (a job passes
     through the intermediate list in milliseconds).
     """
-    queue = match_queue(client, prefix)
-    listed = {text(j) for j in client.lrange(queue.key, 0, -1)}
+    listed = set(match_queue(client, prefix).get_job_ids())
     found = set()
     for tournament_id in list_ids(client, prefix):
         keys = Keys(prefix, tournament_id)
@@ -115,9 +112,8 @@ def release_due_retries(client: redis.Redis, prefix: str) -> list[str]:
     removing it from RQ's scheduled registry, which only one of them does.
     """
     queue = match_queue(client, prefix)
-    registry = ScheduledJobRegistry(queue=queue)  # type: ignore[no-untyped-call]  # rq leaves it unannotated
     released = []
-    for job in members(client, registry.key, high=time.time()):
+    for job in due_retries(queue):
         if release_due(client, queue, job):
             released.append(job)
             log.info("job %s: its retry is due; queued", job)

@@ -1,40 +1,43 @@
 """`ArenaWorker`: RQ's forking worker, made to outlive Redis outages, with the reaper built in.
 
-RQ's `Worker.work` quits on the first exception its loop does not expect,
+RQ's `Worker.work` quits on the first Redis error its loop does not expect,
 and a Redis that restarts under a busy worker raises several: the monitor's
 heartbeats, the job status it reads when the work horse exits, the state it
-writes. This class keeps RQ's loop and changes only those steps: heartbeats
-and state updates that cannot reach Redis are skipped (the next one will
-do), steps that must happen wait for Redis with a backoff, and a loop that
-quits anyway without being asked to is started again once Redis answers.
-The job itself (`workers.jobs`) waits for Redis before it records.
+writes, the horse's filing of the job. So the worker talks to Redis through
+a client of its own that waits for Redis instead of raising
+(`outage.patient_client`: redis-py's retry, for ever, with a backoff): every
+step RQ takes, in the worker and in its work horse, waits out a restart, and
+RQ's own code runs unchanged. The job itself (`workers.jobs`) and the reaper
+use clients that fail at once, and wait as long as they may themselves.
 
 RQ's own scheduler is not run: each worker's `Reaper` moves due retries
 (and requeues the matches of dead workers), so no single process holds up
 the retries. `rq worker -w uno_arena.workers.worker.ArenaWorker PREFIX.matches`
 is the same as `uno-arena worker`.
+
+Three of RQ's methods are overridden, the constructor, `work` and
+`handle_exception`, each for what RQ's public API (constructor options, job
+callbacks, `Retry`, exception handlers) does not give; the docstring of each
+says which guarantee needs it. Everything else is RQ's (rq>=3.0.0,<3.1:
+pyproject.toml says why it is bounded).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import os
 import time
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import redis
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
-from rq.exceptions import InvalidJobOperation, StopRequested
-from rq.executions import Execution
-from rq.job import Job, JobStatus
-from rq.job_lifecycle import call_exception_handlers
+from rq.exceptions import StopRequested
+from rq.job import Job
 from rq.queue import Queue
-from rq.registry import StartedJobRegistry
-from rq.utils import now
-from rq.worker import Worker
-from rq.worker.base import DequeueStrategy
+from rq.worker import DequeueStrategy, Worker
 
-from uno_arena.records.outage import REDIS_DOWN, patiently, wait_for_redis
+from uno_arena.records.outage import patient_client, prompt_client
 from uno_arena.workers.jobs import MatchFailed
 from uno_arena.workers.queue import prefix_of
 from uno_arena.workers.reaper import Reaper, release_due_retries
@@ -48,13 +51,20 @@ LONGEST_RESTART_PAUSE_S = 30.0
 class ArenaWorker(Worker):
     """An RQ worker that rides out Redis outages and runs a reaper per match queue it serves."""
 
-    max_connection_wait_time = 5.0  # RQ's backoff while idle: notice that Redis is back within seconds
+    def __init__(self, queues: str | Queue | Sequence[str] | Sequence[Queue], name: str | None = None, *,
+                 connection: redis.Redis | None = None, **kwargs: Any) -> None:  # fmt: skip
+        """RQ's worker, on a client of its own that waits for Redis (see the module's docstring). The
+        queues are given to RQ by name, so that RQ makes them on that client too.
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self._horse_exit: tuple[int | None, int | None] = (None, None)
-
-    # --- the loop -------------------------------------------------------------------------------
+        Why an override: `connection` is RQ's own option, but whoever makes the worker chooses it, and
+        `rq worker -w uno_arena.workers.worker.ArenaWorker` passes a client that fails on the first
+        Redis error; a worker must ride out outages however it was started (no exit, exactly once)."""
+        given: list[str | Queue] = [queues] if isinstance(queues, str | Queue) else list(queues)
+        if connection is None:
+            connection = next(q.connection for q in given if isinstance(q, Queue))
+        names = [q.name if isinstance(q, Queue) else q for q in given]
+        waiting = patient_client(connection, f"worker {name}" if name else "worker")
+        super().__init__(names, name, connection=waiting, **kwargs)
 
     def work(
         self,
@@ -67,7 +77,17 @@ class ArenaWorker(Worker):
         with_scheduler: bool = False,
         dequeue_strategy: DequeueStrategy = DequeueStrategy.DEFAULT,
     ) -> bool:
-        """RQ's work loop, restarted whenever it quits without being asked to (or through a Redis error)."""
+        """RQ's work loop, with the reapers running beside it, without RQ's scheduler, and started again
+        whenever it quits without being asked to.
+
+        Why an override: the reapers (due retries within a second, dead workers' matches requeued) must
+        run in every worker process, for as long as its loop does, and `rq worker --with-scheduler` must
+        not start RQ's scheduler, whose lock would leave retries to one process; and RQ's loop quits on
+        any error it does not expect (one the patient client cannot wait out, such as a Redis refusing
+        writes), which must not end a worker. RQ has no hook around its loop. (That RQ's loop ended
+        because it was asked to is read from RQ's `_stop_requested` and `_shutdown_requested_date`:
+        `work` says only whether it ran a job.)
+        """
         if with_scheduler:
             self.log.info("Worker %s: not starting RQ's scheduler: the reaper moves due retries", self.name)
         options: dict[str, Any] = {
@@ -79,23 +99,15 @@ class ArenaWorker(Worker):
         try:
             while True:
                 started = time.monotonic()
-                try:
-                    worked |= bool(super().work(burst, with_scheduler=False, **options))
-                except REDIS_DOWN as error:  # RQ's loop gave up, and its teardown could not reach Redis
-                    self.log.error("Worker %s: lost Redis (%s)", self.name, error)
-                    self._drop_subscription()
-                except StopRequested:
-                    return worked
+                worked |= bool(super().work(burst, with_scheduler=False, **options))
                 if self._stop_requested or self._shutdown_requested_date is not None or burst:
                     return worked
                 if max_jobs is not None or max_idle_time is not None:
                     return worked
                 pause = 1.0 if time.monotonic() - started > 60 else min(pause * 2, LONGEST_RESTART_PAUSE_S)
-                self.log.warning("Worker %s: the work loop stopped unasked; starting it again in %.0f s once "
-                                 "Redis answers", self.name, pause)  # fmt: skip
+                self.log.warning("Worker %s: the work loop stopped unasked; starting it again in %.0f s",
+                                 self.name, pause)  # fmt: skip
                 time.sleep(pause)  # a backoff, so that a loop that keeps failing does not spin
-                wait_for_redis(self.connection, f"worker {self.name}: restarting")
-                self._clear_registration()
         except StopRequested:
             return worked
         finally:
@@ -109,147 +121,43 @@ class ArenaWorker(Worker):
             prefix = prefix_of(queue.name)
             if prefix is None:
                 continue
-            reaper = Reaper(self._own_client(), prefix, interval=max(lease / 2, 0.5))
+            # The reaper's client fails at once: after an outage it must wait a lease's life before
+            # judging leases, so it has to notice the outage (workers.reaper.Reaper).
+            reaper = Reaper(prompt_client(self.connection), prefix, interval=max(lease / 2, 0.5))
             release_due_retries(self.connection, prefix)  # at once: a burst may end before the first tick
             reaper.start()
             reapers.append(reaper)
         return reapers
 
-    def _own_client(self) -> redis.Redis:
-        """A client on a pool of its own: a thread's pool is no business of the work horses we fork."""
-        pool = self.connection.connection_pool
-        return redis.Redis(connection_pool=redis.ConnectionPool(connection_class=pool.connection_class,
-                                                                **pool.connection_kwargs))  # fmt: skip
-
-    def _drop_subscription(self) -> None:
-        try:
-            self.unsubscribe()  # type: ignore[no-untyped-call]
-        except REDIS_DOWN as error:
-            self.log.debug("Worker %s: unsubscribing: %s", self.name, error)
-
-    def _clear_registration(self) -> None:
-        """Mark this worker's old registration dead, so that registering again under the name works."""
-        try:
-            self.register_death()  # type: ignore[no-untyped-call]
-        except REDIS_DOWN as error:  # the next start says so if it still matters
-            self.log.warning("Worker %s: %s", self.name, error)
-
-    # --- how a failed job is logged ---------------------------------------------------------------
-
     def handle_exception(self, job: Job, *exc_info: Any) -> None:
         """(In the work horse.) A match that could not be played for a known reason (`MatchFailed`: a bot
         not connected, a refusal by the server) is one warning line with its match id and reason; RQ
-        logs anything else with its traceback. Either way RQ then retries or fails the job as before."""
+        logs anything else with its traceback. Either way RQ then runs the exception handlers, and
+        retries or fails the job as before.
+
+        Why an override: RQ logs every exception of a job with its traceback before it calls any
+        exception handler (and `on_failure` callbacks run before that log line), so no public hook can
+        make an expected failure one line. Returning `rq.Retry` from the job instead would leave RQ no
+        way to fail a match for good on its last try."""
         error = exc_info[1] if len(exc_info) > 1 else None
         if not isinstance(error, MatchFailed):
             super().handle_exception(job, *exc_info)
             return
         self.log.warning("Worker %s: match %s failed: %s", self.name, error.match_id or job.description,
                          error.reason)  # fmt: skip
-        call_exception_handlers(self._exc_handlers, job, *exc_info)
+        with _errors_unlogged(self.log):  # RQ's traceback of it; the line above says it all
+            super().handle_exception(job, *exc_info)
 
-    # --- steps that may skip a beat -----------------------------------------------------------
 
-    def heartbeat(self, timeout: int | None = None, pipeline: Any = None) -> None:
-        if pipeline is not None:
-            super().heartbeat(timeout, pipeline=pipeline)
-            return
-        try:
-            super().heartbeat(timeout)
-        except REDIS_DOWN as error:
-            self.log.warning("Worker %s: heartbeat skipped, Redis unreachable: %s", self.name, error)
+@contextlib.contextmanager
+def _errors_unlogged(logger: logging.Logger) -> Iterator[None]:
+    """Drop what `logger` itself logs at ERROR and above meanwhile."""
 
-    def maintain_heartbeats(self, job: Job, execution: Execution) -> None:
-        try:
-            super().maintain_heartbeats(job, execution)
-        except REDIS_DOWN as error:
-            self.log.warning("Worker %s: job %s: heartbeat skipped, Redis unreachable: %s", self.name, job.id,
-                             error)  # fmt: skip
+    def keep(record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
 
-    def set_state(self, state: str, pipeline: Any = None) -> None:
-        try:
-            super().set_state(state, pipeline)
-        except REDIS_DOWN as error:
-            self._state = state
-            self.log.warning("Worker %s: state %s not saved, Redis unreachable: %s", self.name, state, error)
-
-    def set_shutdown_requested_date(self) -> None:
-        try:
-            super().set_shutdown_requested_date()  # type: ignore[no-untyped-call]
-        except REDIS_DOWN as error:
-            self.log.warning("Worker %s: shutdown request not saved, Redis unreachable: %s", self.name, error)
-
-    def run_maintenance_tasks(self) -> None:
-        try:
-            super().run_maintenance_tasks()  # type: ignore[no-untyped-call]
-        except REDIS_DOWN as error:
-            self.last_cleaned_at = now()  # type: ignore[assignment]  # at the next interval, not in a loop
-            self.log.warning("Worker %s: maintenance skipped, Redis unreachable: %s", self.name, error)
-
-    # --- steps that must happen -----------------------------------------------------------------
-
-    def check_for_suspension(self, burst: bool) -> None:
-        patiently(lambda: super(ArenaWorker, self).check_for_suspension(burst),
-                  f"worker {self.name}: checking for suspension", None)  # fmt: skip
-
-    def prepare_execution(self, job: Job) -> Execution:
-        def attempt() -> Execution:
-            before = set(self.executions)
-            try:
-                execution: Execution = super(ArenaWorker, self).prepare_execution(job)
-            except REDIS_DOWN:
-                for unsaved in set(self.executions) - before:  # the horse must get the one saved
-                    del self.executions[unsaved]
-                raise
-            return execution
-
-        return patiently(attempt, f"worker {self.name}: starting job {job.id}", None)
-
-    def prepare_job_execution(self, job: Job, remove_from_intermediate_queue: bool = False) -> None:
-        """(In the work horse.) The parent kills a horse that overruns the job's timeout, so no bound."""
-        patiently(lambda: super(ArenaWorker, self).prepare_job_execution(job, remove_from_intermediate_queue),
-                  f"job {job.id}: starting", None)  # fmt: skip
-
-    def handle_job_success(self, job: Job, queue: Queue, started_job_registry: StartedJobRegistry,
-                           execution: Execution) -> None:  # fmt: skip
-        """(In the work horse.) A success RQ cannot file yet is filed once Redis is back, not failed."""
-        file = super().handle_job_success
-        patiently(lambda: file(job, queue, started_job_registry, execution),
-                  f"job {job.id}: filing its success", None)  # fmt: skip
-
-    def wait_for_horse(self) -> tuple[int | None, int | None, Any]:
-        pid, status, usage = super().wait_for_horse()
-        if pid:
-            self._horse_exit = (pid, status)
-        return pid, status, usage
-
-    def monitor_work_horse(self, job: Job, queue: Queue, execution: Execution) -> None:
-        """RQ's monitor; if Redis is unreachable when the horse has exited, RQ's account of a horse that
-        died is settled once Redis is back."""
-        self._horse_exit = (None, None)
-        try:
-            super().monitor_work_horse(job, queue, execution)
-        except REDIS_DOWN as error:
-            if self.horse_pid:  # still running: nothing here calls Redis unguarded, so this is not expected
-                raise
-            self.log.warning("Worker %s: job %s ended while Redis was unreachable (%s); settling it once "
-                             "Redis answers", self.name, job.id, error)  # fmt: skip
-            patiently(lambda: self._settle_dead_horse(job, queue, execution),
-                      f"worker {self.name}: settling job {job.id}", None)  # fmt: skip
-
-    def _settle_dead_horse(self, job: Job, queue: Queue, execution: Execution) -> None:
-        """What RQ's monitor does after a horse exited abnormally, once Redis answers."""
-        pid, status = self._horse_exit
-        try:
-            job_status = job.get_status()
-        except InvalidJobOperation:
-            return  # finished and expired
-        if self._stopped_job_id == job.id:
-            self._handle_stopped_job(job, queue, execution)
-        elif job_status not in (JobStatus.FINISHED, JobStatus.FAILED):
-            job.ended_at = now()
-            signal = f" (signal {os.WTERMSIG(status)})" if status and os.WIFSIGNALED(status) else ""
-            reason = f"Work-horse terminated unexpectedly; waitpid returned {status}{signal}; "
-            self.log.warning("Worker %s: job %s failed (%s)", self.name, job.id, reason)
-            self.handle_work_horse_killed(job, pid, status, None)  # type: ignore[no-untyped-call]
-            self.handle_job_failure(job, queue=queue, exc_string=reason, execution=execution)
+    logger.addFilter(keep)
+    try:
+        yield
+    finally:
+        logger.removeFilter(keep)
