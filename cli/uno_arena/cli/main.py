@@ -96,7 +96,7 @@ def _version() -> str:
 
 
 def _print_version(ctx: click.Context, _option: click.Parameter, asked: bool) -> None:
-    """`uno-arena, version 0.1.0 (compiled build, mypyc)`: the rules core is imported only when asked."""
+    """`uno-arena, version 0.2.0 (compiled build, mypyc)`: the rules core is imported only when asked."""
     if not asked or ctx.resilient_parsing:
         return
     from uno_arena.rules.build import describe

@@ -31,10 +31,8 @@ import asyncio
 import concurrent.futures
 import inspect
 import logging
-import queue
 import random
 import secrets
-import threading
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -60,6 +58,7 @@ from uno_arena.rules.event import HandEnded
 from uno_arena.rules.statistics import wilson
 from uno_arena.sdk import _bot_errors
 from uno_arena.sdk.bot import Bot
+from uno_arena.sdk.decision_threads import DecisionThreads
 from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
 
 log = logging.getLogger(__name__)
@@ -262,60 +261,6 @@ class _Tally:
 # --- deadlines ----------------------------------------------------------------------------------------
 
 
-_Future: TypeAlias = "concurrent.futures.Future[object]"
-_Job: TypeAlias = tuple[Callable[[Observation], object], Observation, _Future]
-
-
-class _Workers:
-    """Daemon threads that run `decide` under a deadline, reused. A decision abandoned at the deadline
-    keeps its thread until it returns (then the thread is reused), so it never holds up the next one;
-    `close` ends every thread once its current decision, if any, has returned."""
-
-    def __init__(self) -> None:
-        self._idle: list[_Worker] = []
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def submit(self, decide: Callable[[Observation], object], observation: Observation) -> _Future:
-        with self._lock:
-            worker = self._idle.pop() if self._idle else _Worker(self)
-        future: _Future = concurrent.futures.Future()
-        worker.jobs.put((decide, observation, future))
-        return future
-
-    def done(self, worker: _Worker) -> None:
-        with self._lock:
-            if not self._closed:
-                self._idle.append(worker)
-                return
-        worker.jobs.put(None)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-        for worker in idle:
-            worker.jobs.put(None)
-
-
-class _Worker:
-    """One daemon thread of `_Workers`: a job at a time, until told None."""
-
-    def __init__(self, pool: _Workers) -> None:
-        self.pool = pool
-        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
-        threading.Thread(target=self._run, name="arena-decide", daemon=True).start()
-
-    def _run(self) -> None:
-        while (job := self.jobs.get()) is not None:
-            decide, observation, future = job
-            try:
-                future.set_result(decide(observation))
-            except BaseException as error:  # the bot's own failure: reported by the arena's thread
-                future.set_exception(error)
-            self.pool.done(self)
-
-
 # --- the arena ----------------------------------------------------------------------------------------
 
 
@@ -348,7 +293,7 @@ class _Arena:
             )
         self.tallies = tallies
         self.played = self.actions = self.decisions = 0
-        self._workers = _Workers()
+        self._workers = DecisionThreads("arena-decide")
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def close(self) -> None:

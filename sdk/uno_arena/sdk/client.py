@@ -8,14 +8,11 @@ new match, plays the running ones to their end and returns once the server ends 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import enum
 import inspect
 import logging
-import queue
 import random
-import threading
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
@@ -26,6 +23,7 @@ import grpc
 from uno_arena.rules import Action, Observation
 from uno_arena.sdk import _bot_errors
 from uno_arena.sdk.bot import Bot
+from uno_arena.sdk.decision_threads import DecisionThreads
 from uno_arena.sdk.messages import FaultKind, fault_from, hand_result_from, match_info_from
 from uno_arena.sdk.round_trip import RoundTrip
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec
@@ -402,48 +400,7 @@ class BotClient:
         return action, None
 
 
-class _DecisionThread(threading.Thread):
-    """Runs a synchronous `decide` and then waits for the next; a daemon, so that a `decide` that never
-    returns cannot keep the process alive after its last Ctrl-C (the threads of `asyncio.to_thread`'s
-    executor are joined at exit: `bot run` would hang for ever)."""
-
-    def __init__(self, pool: _DecisionThreads) -> None:
-        super().__init__(name="decide", daemon=True)
-        self.pool = pool
-        self.jobs: queue.SimpleQueue[tuple[Callable[[Any], Any], Any, concurrent.futures.Future[Any]]] = (
-            queue.SimpleQueue()
-        )
-
-    def run(self) -> None:
-        while True:
-            function, argument, future = self.jobs.get()
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(function(argument))
-                except BaseException as error:  # the bot's own failure, reported by `_choose`
-                    future.set_exception(error)
-            self.pool.idle.append(self)  # free for the next decision (list.append is atomic)
-
-
-class _DecisionThreads:
-    """Daemon threads for `decide`, reused when idle; one more is started only while all are busy
-    (several matches at once, or a `decide` still running after its deadline)."""
-
-    def __init__(self) -> None:
-        self.idle: list[_DecisionThread] = []
-
-    def submit(self, function: Callable[[Any], Any], argument: Any) -> concurrent.futures.Future[Any]:
-        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
-        try:
-            thread = self.idle.pop()
-        except IndexError:
-            thread = _DecisionThread(self)
-            thread.start()
-        thread.jobs.put((function, argument, future))
-        return future
-
-
-_DECISION_THREADS = _DecisionThreads()
+_DECISION_THREADS = DecisionThreads()
 
 
 async def run_bot(
