@@ -18,7 +18,7 @@ from tests.server.botclient import TestBot, eager, play_match
 from uno_arena.records.replay import read_replay_file, recorded_match, write_replay_file
 from uno_arena.rules import RulesConfig, replay_match
 from uno_arena.rules.action import action_from_id
-from uno_arena.sdk import Action, Bot, Event, EventKind, MatchInfo, Observation, Phase
+from uno_arena.sdk import Action, Bot, Event, EventKind, MatchInfo, Observation, Phase, Played, Received
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
 from uno_arena.v1 import codec, control_pb2
@@ -90,12 +90,12 @@ class Watcher(Bot):
     def __init__(self) -> None:
         super().__init__()
         self.seat = -1
-        self.rules: dict[str, object] = {}
+        self.rules = RulesConfig()
         self.phases: Counter[Phase] = Counter()
         self.events: list[Event] = []
 
     def on_match_start(self, match: MatchInfo) -> None:
-        self.seat, self.rules = match.seat, dict(match.rules)
+        self.seat, self.rules = match.seat, match.rules
         super().on_match_start(match)
 
     def on_events(self, match_id: str, events: Sequence[Event]) -> None:
@@ -145,21 +145,20 @@ def test_sdk_example_bots_play_a_match_with_every_house_rule(
     asked: Counter[Phase] = sum((w.phases for w in watchers.values()), Counter())
     assert asked[Phase.JUMP_IN] and asked[Phase.LAY] and asked[Phase.SWAP], asked
     for watcher in watchers.values():
-        assert all(watcher.rules[name] for name in HOUSE_RULES)
+        assert all(getattr(watcher.rules, name) for name in HOUSE_RULES)
         kinds = Counter(e.kind for e in watcher.events)
         assert kinds[EventKind.SWAPPED] and kinds[EventKind.HANDS_PASSED], kinds
-        assert any(e.kind is EventKind.PLAYED and e.fields["jump_in"] for e in watcher.events)
-        received = [e for e in watcher.events if e.kind is EventKind.RECEIVED]
+        assert any(isinstance(e, Played) and e.jump_in for e in watcher.events)
+        received = [e for e in watcher.events if isinstance(e, Received)]
         assert {e.seat for e in received} == set(range(4))
         for event in received:
-            count = event.count or 0
             if event.seat == watcher.seat:  # its own new hand, card by card
-                assert len(event.cards) == count and not event.fields["hidden"]
+                assert event.cards is not None and len(event.cards) == event.count
             else:
-                assert event.cards == () and event.fields["hidden"]
+                assert event.cards is None
         laid = [(a.seat, b.seat) for a, b in zip(watcher.events, watcher.events[1:], strict=False)
-                if a.kind is b.kind is EventKind.PLAYED and a.card and b.card and a.card.kind is b.card.kind
-                and a.card.number == b.card.number and not b.fields["jump_in"]]  # fmt: skip
+                if isinstance(a, Played) and isinstance(b, Played) and a.card.rank is b.card.rank
+                and not b.jump_in]  # fmt: skip
         assert any(s == t for s, t in laid)  # cards laid together: one seat's consecutive plays
 
     config = codec.rules_from(finished.rules, 4)
