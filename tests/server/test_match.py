@@ -90,12 +90,12 @@ class Watcher(Bot):
     def __init__(self) -> None:
         super().__init__()
         self.seat = -1
-        self.rules = RulesConfig()
+        self.match_rules = RulesConfig()
         self.phases: Counter[Phase] = Counter()
         self.events: list[Event] = []
 
     def on_match_start(self, match: MatchInfo) -> None:
-        self.seat, self.rules = match.seat, match.rules
+        self.seat, self.match_rules = match.seat, match.rules
         super().on_match_start(match)
 
     def on_events(self, match_id: str, events: Sequence[Event]) -> None:
@@ -145,7 +145,7 @@ def test_sdk_example_bots_play_a_match_with_every_house_rule(
     asked: Counter[Phase] = sum((w.phases for w in watchers.values()), Counter())
     assert asked[Phase.JUMP_IN] and asked[Phase.LAY] and asked[Phase.SWAP], asked
     for watcher in watchers.values():
-        assert all(getattr(watcher.rules, name) for name in HOUSE_RULES)
+        assert all(getattr(watcher.match_rules, name) for name in HOUSE_RULES)
         kinds = Counter(e.kind for e in watcher.events)
         assert kinds[EventKind.SWAPPED] and kinds[EventKind.HANDS_PASSED], kinds
         assert any(isinstance(e, Played) and e.jump_in for e in watcher.events)
