@@ -10,10 +10,19 @@ and result) and the garbage collector's share; not gRPC, the sockets or the even
 (`bench/protocol.py` measures those too). Matches are heads-up to 500 with the minimal bots of
 `bench/protocol.py` (the first playable card, calling UNO, else the first legal action).
 
+The same process then measures the two ends of a request apart (issue 27: decoding costs at most
+twice encoding): matches of the same bots played on the rules core, each decision's request encoded
+by a `codec.MatchEncoder` as the server does (`encoder.request`) and decoded from those bytes as a
+bot's SDK does (`codec.decision_from_bytes` with one `DecisionDecoder` per seat, as per connection:
+the Observation with its legal actions, and the events), each timed on its own (wall clock,
+microseconds per decision).
+
 Each build of the server available is measured in its own process, alternating, R rounds
 (docs/building.md: this interpreter's, a compiled install's source, `build/venv-compiled`); CPU
 seconds per decision, the median over the rounds. The RESULT line gives the compiled build's
-figure when there is one and the interpreted build's beside it.
+figure when there is one and the interpreted build's beside it (its fields prefixed by its name):
+`us_per_decision`, then `encode_us_per_decision`, `decode_us_per_decision` (medians over the rounds)
+and `decode_over_encode` (the median of each round's ratio, both measured in one process).
 """
 
 from __future__ import annotations
@@ -65,6 +74,41 @@ async def decisions_cpu(decisions: int) -> float:
     return (time.process_time() - start) / answered
 
 
+def codec_seconds(decisions: int) -> tuple[float, float]:
+    """(encode, decode) seconds per decision over at least `decisions` decisions: each request
+    encoded as the server does and decoded from its bytes as the SDK does."""
+    import random
+
+    from uno_arena.rules import RulesConfig, apply, legal_actions, new_match
+    from uno_arena.v1 import codec
+
+    clock = time.perf_counter
+    encoding = decoding = 0.0
+    made, number = 0, 0
+    while made < decisions:
+        number += 1
+        match = new_match(RulesConfig(players=2, target_score=500), random.Random(number))
+        encoder = codec.MatchEncoder(match, f"bench/m-{number}", 1000)
+        decoders = [codec.DecisionDecoder(), codec.DecisionDecoder()]  # each bot's connection
+        sent = [0, 0]
+        while match.result is None:
+            seat = match.hand.to_move
+            legal = legal_actions(match)
+            started = clock()
+            raw, stop = encoder.request(seat, legal, f"bench/m-{number}#{seat}.{made}", sent[seat])
+            encoded = clock()
+            request = codec.decision_from_bytes(raw, decoders[seat])
+            decoding += clock() - encoded
+            encoding += encoded - started
+            sent[seat] = stop
+            made += 1
+            chosen = request.observation.legal_actions
+            plays = [a for a in chosen if a.card is not None]
+            calls = [a for a in plays if a.uno]
+            apply(match, (calls or plays or list(chosen))[0])
+    return encoding / made, decoding / made
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -77,7 +121,8 @@ def main() -> None:
     parser.add_argument("--measure", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure:
-        print(asyncio.run(decisions_cpu(args.measure)))
+        per_decision = asyncio.run(decisions_cpu(args.measure))
+        print(per_decision, *codec_seconds(args.measure))
         return
 
     from protocol import server_builds  # the same choice of builds as bench/protocol.py
@@ -85,6 +130,9 @@ def main() -> None:
     builds = server_builds(args.compiled_python)
     print("server builds measured: " + ", ".join(build.name for build in builds))
     figures: dict[str, list[float]] = {build.name: [] for build in builds}
+    encodes: dict[str, list[float]] = {build.name: [] for build in builds}
+    decodes: dict[str, list[float]] = {build.name: [] for build in builds}
+    ratios: dict[str, list[float]] = {build.name: [] for build in builds}
     for number in range(1, args.rounds + 1):
         line = f"round {number}:"
         for build in builds:
@@ -93,14 +141,27 @@ def main() -> None:
                 [build.python, __file__, "--measure", str(args.decisions)],
                 env=env, capture_output=True, text=True, check=True,
             )  # fmt: skip
-            per_decision = float(done.stdout.strip().splitlines()[-1]) * 1e6
+            per_decision, encode, decode = (
+                float(f) * 1e6 for f in done.stdout.strip().splitlines()[-1].split()
+            )
             figures[build.name].append(per_decision)
-            line += f" {build.name} {per_decision:.1f} us"
+            encodes[build.name].append(encode)
+            decodes[build.name].append(decode)
+            ratios[build.name].append(decode / encode)
+            line += f" {build.name} {per_decision:.1f} us (encode {encode:.1f}, decode {decode:.1f} us:"
+            line += f" {decode / encode:.2f}x)"
         print(line, flush=True)
     median = {name: statistics.median(values) for name, values in figures.items()}
     primary, *others = builds
     fields = [f"build={primary.name}", f"us_per_decision={median[primary.name]:.1f}"]
     fields += [f"{other.name}_us_per_decision={median[other.name]:.1f}" for other in others]
+    for build in builds:
+        prefix = "" if build is primary else f"{build.name}_"
+        fields += [
+            f"{prefix}encode_us_per_decision={statistics.median(encodes[build.name]):.1f}",
+            f"{prefix}decode_us_per_decision={statistics.median(decodes[build.name]):.1f}",
+            f"{prefix}decode_over_encode={statistics.median(ratios[build.name]):.2f}",
+        ]
     if "compiled" in median and "interpreted" in median:
         fields.append(f"compiled_speedup={median['interpreted'] / median['compiled']:.2f}")
     fields.append(f"rounds={args.rounds}")

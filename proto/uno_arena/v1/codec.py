@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from typing import Final, TypeVar
 
 from google.protobuf.descriptor import FieldDescriptor
-from google.protobuf.message import Message
+from google.protobuf.message import DecodeError, Message
 
 from uno_arena.rules import (
     ACTIONS,
@@ -914,3 +914,572 @@ def match_result_from(message: pb.MatchResult) -> MatchResult:
         forfeited=tuple(message.forfeited),
         faults=tuple(message.faults),
     )
+
+
+# --- decoding the wire directly: the bot's hot path ---------------------------------------
+# The SDK reads each ServerMessage's bytes itself, mirroring the encoder above: a general reader of
+# the protobuf wire format (fields in any order, unknown fields skipped, repeated scalars packed or
+# not, a message sent in several parts merged, as protobuf merges them), with fast paths for what the
+# server writes: each card and action element's payload is looked up whole among the canonical
+# encodings, each event's payload in a bounded cache of events decoded before, and a match's discard
+# pile, which grows between two requests, is decoded only past the run of elements seen last time.
+# Fields this codec does not read (a card's colour and rank, an action's text) are skipped unchecked.
+
+_WIRE_VARINT: Final = 0
+_WIRE_FIXED64: Final = 1
+_WIRE_START_GROUP: Final = 3
+_WIRE_END_GROUP: Final = 4
+_WIRE_FIXED32: Final = 5
+_MASK32: Final = 0xFFFFFFFF
+_MASK64: Final = 0xFFFFFFFFFFFFFFFF
+_GROUP_DEPTH: Final = 64  # nested groups skipped at most (protobuf's own limit is 100 nested messages)
+
+
+def _number_in(message: type[Message], name: str) -> int:
+    return int(message.DESCRIPTOR.fields_by_name[name].number)
+
+
+def _length_key(message: type[Message], name: str) -> int:
+    """The key of a length-delimited field as an int, the way the decoder reads keys."""
+    return _number_in(message, name) << 3 | _LENGTH_DELIMITED
+
+
+# ServerMessage
+_SERVER_KINDS: Final = frozenset(
+    f.number for f in bot_pb2.ServerMessage.DESCRIPTOR.oneofs_by_name["kind"].fields
+)
+_SERVER_DECISION: Final = _number_in(bot_pb2.ServerMessage, "decision_request")
+# DecisionRequest
+_D_MATCH_ID: Final = _length_key(bot_pb2.DecisionRequest, "match_id")
+_D_REQUEST_ID: Final = _length_key(bot_pb2.DecisionRequest, "request_id")
+_D_OBSERVATION: Final = _length_key(bot_pb2.DecisionRequest, "observation")
+_D_LEGAL: Final = _length_key(bot_pb2.DecisionRequest, "legal_actions")
+_D_DEADLINE: Final = _number_in(bot_pb2.DecisionRequest, "deadline_ms") << 3
+_D_EVENT: Final = _length_key(bot_pb2.DecisionRequest, "events")
+# Observation: its fields by number
+_O_SEAT: Final = _number_in(pb.Observation, "seat")
+_O_PLAYERS: Final = _number_in(pb.Observation, "players")
+_O_PHASE: Final = _number_in(pb.Observation, "phase")
+_O_TO_MOVE: Final = _number_in(pb.Observation, "to_move")
+_O_TURN_SEAT: Final = _number_in(pb.Observation, "turn_seat")
+_O_DEALER: Final = _number_in(pb.Observation, "dealer")
+_O_DIRECTION: Final = _number_in(pb.Observation, "direction")
+_O_CARDS: Final = _number_in(pb.Observation, "cards")
+_O_TOP: Final = _number_in(pb.Observation, "top")
+_O_COLOUR: Final = _number_in(pb.Observation, "colour")
+_O_DISCARDS: Final = _number_in(pb.Observation, "discards")
+_O_HAND_SIZES: Final = _number_in(pb.Observation, "hand_sizes")
+_O_DRAW_PILE_SIZE: Final = _number_in(pb.Observation, "draw_pile_size")
+_O_DRAWN: Final = _number_in(pb.Observation, "drawn")
+_O_SHOWN: Final = _number_in(pb.Observation, "shown")
+_O_TURN: Final = _number_in(pb.Observation, "turn")
+_O_SCORES: Final = _number_in(pb.Observation, "scores")
+_O_TARGET_SCORE: Final = _number_in(pb.Observation, "target_score")
+_O_HAND_NUMBER: Final = _number_in(pb.Observation, "hand_number")
+_O_PENALTY: Final = _number_in(pb.Observation, "penalty")
+_O_CARD_KEY: Final = _length_key(pb.Observation, "cards")
+_O_DISCARD_KEY: Final = _length_key(pb.Observation, "discards")
+_O_FIELDS: Final = max(f.number for f in pb.Observation.DESCRIPTOR.fields) + 1
+_VARINT_TYPES: Final = (
+    FieldDescriptor.TYPE_UINT32,
+    FieldDescriptor.TYPE_INT32,
+    FieldDescriptor.TYPE_SINT32,
+    FieldDescriptor.TYPE_ENUM,
+)
+
+
+def _singular_varint(message: type[Message], number: int) -> bool:
+    field = message.DESCRIPTOR.fields_by_number.get(number)
+    return field is not None and field.type in _VARINT_TYPES and not field.is_repeated
+
+
+# Which Observation field numbers are singular varints (kept in a list by number as read)
+_O_SCALAR: Final = tuple(_singular_varint(pb.Observation, number) for number in range(_O_FIELDS))
+# ShownHand, Card, Action
+_S_SEAT: Final = _number_in(pb.ShownHand, "seat") << 3
+_S_CARD_KEY: Final = _length_key(pb.ShownHand, "cards")
+_C_INDEX: Final = _number_in(pb.Card, "index") << 3
+_A_ID: Final = _number_in(pb.Action, "id") << 3
+
+# the canonical encodings: a Card's payload -> its face, an Action's payload -> the interned action
+_FACE_OF: Final[dict[bytes, Card]] = {encoded: FACES[i] for i, encoded in enumerate(_CARD_BYTES)}
+_ACTION_OF: Final[dict[bytes, Action]] = {m.SerializeToString(): ACTIONS[m.id] for m in _ACTION_MESSAGES}
+# an Event's payload -> the event it decodes to (events are values): bounded, cleared when full
+_EVENT_OF: Final[dict[bytes, Event]] = {}
+# a ShownHand's payload -> (seat, cards), the same way
+_SHOWN_OF: Final[dict[bytes, tuple[int, tuple[Card, ...]]]] = {}
+# a packed repeated field's payload -> its values
+_UINT32S_OF: Final[dict[bytes, tuple[int, ...]]] = {}
+_INT32S_OF: Final[dict[bytes, tuple[int, ...]]] = {}
+_CACHE_SIZE: Final = 16384
+
+
+class DecodedRequest(typing.NamedTuple):
+    """A DecisionRequest as a bot needs it: the `Observation` (with its `legal_actions` and
+    `match_id`) and the events it carries, as `decision_from` and `events_from` give them."""
+
+    match_id: str
+    request_id: str
+    deadline_ms: int
+    observation: Observation
+    events: tuple[Event, ...]
+
+
+def _truncated(what: str) -> ProtocolMismatch:
+    return ProtocolMismatch(f"a truncated or malformed message: {what}")
+
+
+def _varint_at(data: bytes, pos: int) -> tuple[int, int]:
+    """The varint at `pos`, of any length up to 10 bytes: its value (64 bits, as protobuf keeps it)
+    and the position after it. Past the end of `data`, IndexError (the caller's to translate)."""
+    value = 0
+    shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value & _MASK64, pos
+        shift += 7
+        if shift >= 70:
+            raise _truncated(f"a varint longer than 10 bytes at byte {pos - 10}")
+
+
+def _int32(value: int) -> int:
+    """An int32 field's varint (sign-extended to 64 bits when negative) as the int32."""
+    value &= _MASK32
+    return value - 0x100000000 if value >= 0x80000000 else value
+
+
+def _sint32(value: int) -> int:
+    """A sint32 field's varint (zigzag) as the int32."""
+    value &= _MASK32
+    return (value >> 1) ^ -(value & 1)
+
+
+def _overrun(key: int, pos: int, size: int) -> ProtocolMismatch:
+    return _truncated(f"field {key >> 3} of {size} bytes at byte {pos} runs past the end of its message")
+
+
+def _length_at(data: bytes, pos: int, end: int) -> tuple[int, int]:
+    """A length-delimited field's length at `pos`: (where its payload starts, where it stops)."""
+    size = data[pos]
+    pos += 1
+    if size >= 0x80:
+        size, pos = _varint_at(data, pos - 1)
+    stop = pos + size
+    if stop > end:
+        raise _truncated(f"a field of {size} bytes at byte {pos} runs past the end of its message")
+    return pos, stop
+
+
+def _key_at(data: bytes, pos: int) -> tuple[int, int]:
+    key = data[pos]
+    if key < 0x80:
+        return key, pos + 1
+    key, pos = _varint_at(data, pos)
+    if key > _MASK32:
+        raise _truncated(f"a field key of {key} before byte {pos}")
+    return key, pos
+
+
+def _skip(data: bytes, pos: int, end: int, key: int, depth: int = 0) -> int:
+    """Past the value of a field this codec does not read (`key` read, `pos` after it)."""
+    if key >> 3 == 0:
+        raise _truncated(f"field number 0 before byte {pos}")
+    wire = key & 7
+    if wire == _WIRE_VARINT:
+        pos = _varint_at(data, pos)[1]
+    elif wire == _LENGTH_DELIMITED:
+        pos = _length_at(data, pos, end)[1]
+    elif wire == _WIRE_FIXED64:
+        pos += 8
+    elif wire == _WIRE_FIXED32:
+        pos += 4
+    elif wire == _WIRE_START_GROUP and depth < _GROUP_DEPTH:
+        while True:
+            if pos >= end:
+                raise _truncated(f"a group of field {key >> 3} that does not end")
+            inner, pos = _key_at(data, pos)
+            if inner & 7 == _WIRE_END_GROUP:
+                if inner >> 3 != key >> 3:
+                    raise _truncated(f"a group of field {key >> 3} ended as field {inner >> 3}")
+                break
+            pos = _skip(data, pos, end, inner, depth + 1)
+    else:
+        raise _truncated(f"wire type {wire} of field {key >> 3} before byte {pos}")
+    if pos > end:
+        raise _truncated(f"field {key >> 3} runs past the end of its message")
+    return pos
+
+
+def _face_at(data: bytes, start: int, stop: int, index: int) -> Card:
+    """The face a Card message's payload (`start` to `stop`) names; `index`: the index merged into
+    (a singular card sent in parts), 0 for a new one."""
+    card = _FACE_OF.get(data[start:stop]) if index == 0 else None
+    if card is not None:
+        return card
+    pos = start
+    while pos < stop:
+        key, pos = _key_at(data, pos)
+        if key == _C_INDEX:
+            value, pos = _varint_at(data, pos)
+            index = value & _MASK32
+        else:
+            pos = _skip(data, pos, stop, key)
+    if pos != stop:
+        raise _truncated(f"a card's last field runs past byte {stop}")
+    if index >= len(FACES):
+        raise ProtocolMismatch(f"card index {index} is not one of the {len(FACES)} faces")
+    return FACES[index]
+
+
+def _action_at(data: bytes, start: int, stop: int) -> Action:
+    """The action an Action message's payload names, by its id."""
+    pos = start
+    number = 0
+    while pos < stop:
+        key, pos = _key_at(data, pos)
+        if key == _A_ID:
+            value, pos = _varint_at(data, pos)
+            number = value & _MASK32
+        else:
+            pos = _skip(data, pos, stop, key)
+    if pos != stop:
+        raise _truncated(f"an action's last field runs past byte {stop}")
+    if number >= len(ACTIONS):
+        raise ProtocolMismatch(f"action id {number} is not in the action space (0..{len(ACTIONS) - 1})")
+    return ACTIONS[number]
+
+
+def _new_event(payload: bytes) -> Event:
+    """The event an Event message's payload decodes to, parsed by protobuf (it was not in the cache)."""
+    try:
+        message = pb.Event.FromString(payload)
+    except DecodeError as error:
+        raise ProtocolMismatch(f"an event that does not parse: {error}") from None
+    event = event_from(message)
+    if len(_EVENT_OF) >= _CACHE_SIZE:
+        _EVENT_OF.clear()
+    _EVENT_OF[payload] = event
+    return event
+
+
+def _packed_at(data: bytes, start: int, stop: int, signed: bool) -> tuple[int, ...]:
+    """A packed repeated uint32 (int32 if `signed`) field's values: from a cache (the scores stay the
+    same all hand, the hand sizes take few values), or read."""
+    payload = data[start:stop]
+    cache = _INT32S_OF if signed else _UINT32S_OF
+    known = cache.get(payload)
+    if known is not None:
+        return known
+    values: list[int] = []
+    pos = start
+    while pos < stop:
+        value, pos = _varint_at(data, pos)
+        values.append(_int32(value) if signed else value & _MASK32)
+    if pos != stop:
+        raise _truncated(f"a packed field's last value runs past byte {stop}")
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    read = cache[payload] = tuple(values)
+    return read
+
+
+def _new_shown(payload: bytes) -> tuple[int, tuple[Card, ...]]:
+    """A ShownHand's payload: (seat, cards); it stays shown all hand, so it is kept in a cache."""
+    seat = 0
+    shown: list[Card] = []
+    pos = 0
+    end = len(payload)
+    while pos < end:
+        key, pos = _key_at(payload, pos)
+        if key == _S_CARD_KEY:
+            begin, stop = _length_at(payload, pos, end)
+            shown.append(_face_at(payload, begin, stop, 0))
+            pos = stop
+        elif key == _S_SEAT:
+            value, pos = _varint_at(payload, pos)
+            seat = value & _MASK32
+        else:
+            pos = _skip(payload, pos, end, key)
+    if pos != end:
+        raise _truncated("a shown hand's last field runs past its end")
+    decoded = (seat, tuple(shown))
+    if len(_SHOWN_OF) >= _CACHE_SIZE:
+        _SHOWN_OF.clear()
+    _SHOWN_OF[payload] = decoded
+    return decoded
+
+
+class DecisionDecoder:
+    """Decodes the serialized ServerMessages of one connection, decision requests the fast way.
+
+    Keeps, for each of the last `matches` matches it decoded a request of, the run of discard-pile
+    elements of the last request and its cards: the next request's pile starts with them, so only
+    the cards laid since are decoded (a byte-for-byte comparison: any other pile is decoded whole).
+    """
+
+    __slots__ = ("_limit", "_runs")
+
+    def __init__(self, matches: int = 32) -> None:
+        self._limit = max(matches, 1)
+        self._runs: dict[str, tuple[bytes, tuple[Card, ...]]] = {}
+
+    def server_message(self, data: bytes) -> DecodedRequest | None:
+        """A serialized ServerMessage: its decision request, decoded; None when it holds another
+        kind (parse it with `bot_pb2.ServerMessage.FromString`). Raises `ProtocolMismatch` when the
+        bytes are malformed or hold what this codec does not know."""
+        try:
+            return self._server_message(data)
+        except IndexError:
+            raise _truncated(f"the message's {len(data)} bytes end inside a field") from None
+        except UnicodeDecodeError as error:
+            raise ProtocolMismatch(f"a string that is not UTF-8: {error}") from None
+
+    def decision_request(self, data: bytes) -> DecodedRequest:
+        """A serialized DecisionRequest (not wrapped in a ServerMessage), decoded."""
+        try:
+            return self._request(data, 0, len(data))
+        except IndexError:
+            raise _truncated(f"the request's {len(data)} bytes end inside a field") from None
+        except UnicodeDecodeError as error:
+            raise ProtocolMismatch(f"a string that is not UTF-8: {error}") from None
+
+    def _server_message(self, data: bytes) -> DecodedRequest | None:
+        end = len(data)
+        pos = 0
+        kind = 0  # the oneof field set last: a later one replaces an earlier one
+        start = stop = 0
+        parts: list[bytes] = []  # a decision request in several parts (merged, as protobuf merges)
+        while pos < end:
+            key, pos = _key_at(data, pos)
+            number = key >> 3
+            if key & 7 == _LENGTH_DELIMITED and number in _SERVER_KINDS:
+                begin, finish = _length_at(data, pos, end)
+                if number == _SERVER_DECISION:
+                    if kind == _SERVER_DECISION:
+                        if not parts:
+                            parts.append(data[start:stop])
+                        parts.append(data[begin:finish])
+                    else:
+                        parts = []
+                    start, stop = begin, finish
+                kind = number
+                pos = finish
+            else:
+                pos = _skip(data, pos, end, key)
+        if kind != _SERVER_DECISION:
+            return None
+        if parts:
+            joined = b"".join(parts)
+            return self._request(joined, 0, len(joined))
+        return self._request(data, start, stop)
+
+    def _request(self, data: bytes, start: int, end: int) -> DecodedRequest:
+        match_id = request_id = ""
+        deadline_ms = 0
+        observed: list[tuple[int, int]] = []  # the observation's parts (one, unless sent in parts)
+        legal: list[Action] = []
+        events: list[Event] = []
+        actions = _ACTION_OF
+        events_of = _EVENT_OF
+        pos = start
+        while pos < end:
+            key = data[pos]
+            pos += 1
+            if key >= 0x80:
+                key, pos = _key_at(data, pos - 1)
+            if key & 7 == _LENGTH_DELIMITED:
+                size = data[pos]
+                pos += 1
+                if size >= 0x80:
+                    high = data[pos]
+                    if high < 0x80:
+                        size = (size & 0x7F) | high << 7
+                        pos += 1
+                    else:
+                        size, pos = _varint_at(data, pos - 1)
+                stop = pos + size
+                if stop > end:
+                    raise _overrun(key, pos, size)
+                if key == _D_EVENT:
+                    payload = data[pos:stop]
+                    event = events_of.get(payload)
+                    events.append(event if event is not None else _new_event(payload))
+                elif key == _D_LEGAL:
+                    action = actions.get(data[pos:stop])
+                    legal.append(action if action is not None else _action_at(data, pos, stop))
+                elif key == _D_OBSERVATION:
+                    observed.append((pos, stop))
+                elif key == _D_MATCH_ID:
+                    match_id = data[pos:stop].decode()
+                elif key == _D_REQUEST_ID:
+                    request_id = data[pos:stop].decode()
+                elif key < 8:
+                    raise _truncated(f"field number 0 before byte {pos}")
+                pos = stop
+            elif key == _D_DEADLINE:
+                value, pos = _varint_at(data, pos)
+                deadline_ms = value & _MASK32
+            else:
+                pos = _skip(data, pos, end, key)
+        if pos != end:
+            raise _truncated(f"the decision request's last field runs past byte {end}")
+        if len(observed) == 1:
+            begin, stop = observed[0]
+            observation = self._observation(data, begin, stop, tuple(legal), match_id)
+        else:  # parts concatenated are the message merged; none: an empty observation
+            joined = b"".join([data[begin:stop] for begin, stop in observed])
+            observation = self._observation(joined, 0, len(joined), tuple(legal), match_id)
+        return DecodedRequest(match_id, request_id, deadline_ms, observation, tuple(events))
+
+    def _observation(
+        self, data: bytes, start: int, end: int, legal: tuple[Action, ...], match_id: str
+    ) -> Observation:
+        values = [0] * _O_FIELDS  # the singular varint fields by field number, 32 bits
+        scalar = _O_SCALAR
+        faces = _FACE_OF
+        hand: list[Card] = []
+        discards: list[Card] = []
+        sizes: tuple[int, ...] = ()
+        scores: tuple[int, ...] = ()
+        shown: list[tuple[int, tuple[Card, ...]]] = []
+        top: Card | None = None
+        drawn: Card | None = None
+        run = self._runs.get(match_id)
+        run_start = run_stop = -1  # the first run of discard elements: where it starts and stops
+        run_cards = 0  # how many cards it holds
+        reused = 0  # the length of the part of it decoded by the last request of the match
+        pos = start
+        while pos < end:
+            at = pos
+            key = data[pos]
+            pos += 1
+            if key >= 0x80:
+                high = data[pos]
+                if high < 0x80:  # fields 16 to 2047
+                    key = (key & 0x7F) | high << 7
+                    pos += 1
+                else:
+                    key, pos = _key_at(data, at)
+            if key & 7 == _WIRE_VARINT:
+                value = data[pos]
+                pos += 1
+                if value >= 0x80:
+                    high = data[pos]
+                    if high < 0x80:
+                        value = (value & 0x7F) | high << 7
+                        pos += 1
+                    else:
+                        value, pos = _varint_at(data, pos - 1)
+                        value &= _MASK32
+                number = key >> 3
+                if number < _O_FIELDS and scalar[number]:
+                    values[number] = value
+                elif number == _O_HAND_SIZES:
+                    sizes += (value,)
+                elif number == _O_SCORES:
+                    scores += (_int32(value),)
+                elif number == 0:
+                    raise _truncated(f"field number 0 before byte {pos}")
+            elif key & 7 == _LENGTH_DELIMITED:
+                if key == _O_DISCARD_KEY and run_start < 0:
+                    run_start = at
+                    if run is not None and at + len(run[0]) <= end and data.startswith(run[0], at):
+                        discards.extend(run[1])
+                        reused = len(run[0])
+                        pos = at + reused
+                        if pos >= end or data[pos] != _O_DISCARD_KEY:
+                            run_stop, run_cards = pos, len(discards)
+                        continue
+                size = data[pos]
+                pos += 1
+                if size >= 0x80:
+                    size, pos = _varint_at(data, pos - 1)
+                stop = pos + size
+                if stop > end:
+                    raise _overrun(key, pos, size)
+                if key == _O_CARD_KEY:
+                    card = faces.get(data[pos:stop])
+                    hand.append(card if card is not None else _face_at(data, pos, stop, 0))
+                elif key == _O_DISCARD_KEY:
+                    card = faces.get(data[pos:stop])
+                    discards.append(card if card is not None else _face_at(data, pos, stop, 0))
+                    if run_stop < 0 and (stop >= end or data[stop] != _O_DISCARD_KEY):
+                        run_stop, run_cards = stop, len(discards)
+                else:
+                    number = key >> 3
+                    if number == _O_TOP:
+                        top = _face_at(data, pos, stop, 0 if top is None else top.index)
+                    elif number == _O_HAND_SIZES:
+                        sizes += _packed_at(data, pos, stop, False)
+                    elif number == _O_SCORES:
+                        scores += _packed_at(data, pos, stop, True)
+                    elif number == _O_DRAWN:
+                        drawn = _face_at(data, pos, stop, 0 if drawn is None else drawn.index)
+                    elif number == _O_SHOWN:
+                        payload = data[pos:stop]
+                        hand_shown = _SHOWN_OF.get(payload)
+                        shown.append(hand_shown if hand_shown is not None else _new_shown(payload))
+                    elif number == 0:
+                        raise _truncated(f"field number 0 before byte {pos}")
+                pos = stop
+            else:
+                pos = _skip(data, pos, end, key)
+        if pos != end:
+            raise _truncated(f"the observation's last field runs past byte {end}")
+        pile = tuple(discards)
+        if run_stop - run_start > reused and run_start >= 0:  # a run, and longer than last time's
+            self._remember(
+                match_id, data[run_start:run_stop], pile if run_cards == len(pile) else pile[:run_cards]
+            )
+        phase = _PHASE_OF.get(values[_O_PHASE])
+        if phase is None:
+            raise ProtocolMismatch(f"Phase {_int32(values[_O_PHASE])} is unknown to this codec")
+        colour = _COLOUR_OF.get(values[_O_COLOUR])
+        if colour is None and values[_O_COLOUR] != pb.COLOUR_UNSPECIFIED:
+            raise ProtocolMismatch(f"Colour {_int32(values[_O_COLOUR])} is unknown to this codec")
+        direction = values[_O_DIRECTION]
+        return Observation(
+            values[_O_SEAT],
+            values[_O_PLAYERS],
+            phase,
+            values[_O_TO_MOVE],
+            values[_O_TURN_SEAT],
+            values[_O_DEALER],
+            (direction >> 1) ^ -(direction & 1),  # sint32: zigzag
+            tuple(hand),
+            FACES[0] if top is None else top,
+            colour,
+            pile,
+            sizes,
+            values[_O_DRAW_PILE_SIZE],
+            drawn,
+            values[_O_PENALTY],
+            tuple(shown),
+            values[_O_TURN],
+            scores,
+            _int32(values[_O_TARGET_SCORE]),
+            values[_O_HAND_NUMBER],
+            legal,
+            match_id,
+        )
+
+    def _remember(self, match_id: str, run: bytes, cards: tuple[Card, ...]) -> None:
+        """Keep a match's run of discard elements and its cards, the match used last at the end."""
+        runs = self._runs
+        if runs.pop(match_id, None) is None and len(runs) >= self._limit:
+            del runs[next(iter(runs))]
+        runs[match_id] = (run, cards)
+
+
+def decision_from_bytes(data: bytes, decoder: DecisionDecoder | None = None) -> DecodedRequest:
+    """A serialized ServerMessage holding a decision request (what the SDK reads off its stream),
+    decoded as `decision_from` and `events_from` decode the parsed message. `decoder`: the
+    connection's, which remembers what it decoded before (by default a new one). Raises
+    `ProtocolMismatch` for malformed bytes, what this codec does not know, or another kind of message."""
+    request = (decoder if decoder is not None else DecisionDecoder()).server_message(data)
+    if request is None:
+        raise ProtocolMismatch("a ServerMessage without a decision request")
+    return request

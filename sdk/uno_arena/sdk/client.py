@@ -16,7 +16,7 @@ import random
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeAlias
+from typing import Any, Final, TypeAlias
 
 import grpc
 
@@ -26,13 +26,15 @@ from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.decision_threads import DecisionThreads
 from uno_arena.sdk.messages import FaultKind, fault_from, hand_result_from, match_info_from
 from uno_arena.sdk.round_trip import RoundTrip
-from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec
+from uno_arena.v1 import bot_pb2, codec
 from uno_arena.v1.names import close_reason_of, name_of
 
 log = logging.getLogger(__name__)
 
-# the bot's stream (the generated stub module is untyped)
-_Call: TypeAlias = grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bot_pb2.ServerMessage]
+# The bot's stream. Its ServerMessages arrive as bytes: decision requests are decoded by the codec's
+# DecisionDecoder straight from them, every other kind by `bot_pb2.ServerMessage.FromString`.
+_Call: TypeAlias = grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bytes]
+_CONNECT: Final = f"/{bot_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Connect"
 
 KEEPALIVE = [
     ("grpc.keepalive_time_ms", 5000),
@@ -119,6 +121,7 @@ class BotClient:
         self.round_trip = RoundTrip(initial=self.settings.deadline_margin)  # kept across reconnects
         self._ping: tuple[int, float] | None = None  # the Ping awaiting its Pong: nonce, monotonic time sent
         self._nonce = 0
+        self._decoder = codec.DecisionDecoder()  # the connection's: a new one for each stream
 
     def stop(self) -> None:
         """Stop at once: the stream ends, and the server forfeits the running matches."""
@@ -247,7 +250,12 @@ class BotClient:
     async def _session(self) -> bool:
         """One stream, until it ends: True when the server ended it OK, False when stopped."""
         async with grpc.aio.insecure_channel(self.server, options=KEEPALIVE) as channel:
-            call: _Call = bot_pb2_grpc.BotServiceStub(channel).Connect()
+            # no response deserializer: the ServerMessages arrive as bytes
+            connect: grpc.aio.StreamStreamMultiCallable[bot_pb2.BotMessage, bytes] = channel.stream_stream(
+                _CONNECT, request_serializer=bot_pb2.BotMessage.SerializeToString, response_deserializer=None
+            )
+            call: _Call = connect()
+            self._decoder = codec.DecisionDecoder()
             hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=self.settings.max_matches,
                                   ask_single=self.settings.ask_single, client="uno-arena-sdk")  # fmt: skip
             async with self._write_lock:
@@ -270,17 +278,26 @@ class BotClient:
                         call.cancel()
                         return False
                     message = reading.result()
-                    if not isinstance(message, bot_pb2.ServerMessage):  # grpc.aio.EOF: the stream ended OK
+                    if not isinstance(message, bytes):  # grpc.aio.EOF: the stream ended OK
                         return True
                     try:
-                        self._handle(message)
+                        self._receive(message, time.monotonic())
                     except Exception:  # never drop the connection over one message
-                        log.exception("could not handle a %s message", message.WhichOneof("kind"))
+                        log.exception("could not handle a %s message", _kind(message))
             finally:
                 self._call = None
                 stopper.cancel()
                 for task in list(self._tasks):
                     task.cancel()
+
+    def _receive(self, data: bytes, arrived: float) -> None:
+        """A serialized ServerMessage read at `arrived` (monotonic): a decision request is decoded from
+        the bytes directly, any other kind parsed first."""
+        request = self._decoder.server_message(data)
+        if request is not None:
+            self._spawn(self._decide(request, arrived))
+        else:
+            self._handle(bot_pb2.ServerMessage.FromString(data))
 
     def _handle(self, message: bot_pb2.ServerMessage) -> None:
         kind = message.WhichOneof("kind")
@@ -302,7 +319,8 @@ class BotClient:
             events = codec.events_from(message.events.events)
             self._hook(self.bot.on_events, message.events.match_id, events)
         elif kind == "decision_request":
-            self._spawn(self._decide(message.decision_request, time.monotonic()))
+            request = self._decoder.decision_request(message.decision_request.SerializeToString())
+            self._spawn(self._decide(request, time.monotonic()))
         elif kind == "pong":
             if self._ping is not None and message.pong.nonce == self._ping[0]:
                 self.round_trip.observe(time.monotonic() - self._ping[1])
@@ -355,13 +373,13 @@ class BotClient:
                         return
             await asyncio.sleep(self.settings.rtt_probe_s)
 
-    async def _decide(self, request: bot_pb2.DecisionRequest, arrived: float) -> None:
+    async def _decide(self, request: codec.DecodedRequest, arrived: float) -> None:
         """`arrived`: when the request was read (monotonic); its deadline counts from then."""
         deadline = request.deadline_ms / 1000
         due = arrived + deadline - self.deadline_margin(deadline)  # when the answer must leave
         if request.events:
-            self._hook(self.bot.on_events, request.match_id, codec.events_from(request.events))
-        observation = codec.decision_from(request)
+            self._hook(self.bot.on_events, request.match_id, list(request.events))
+        observation = request.observation
         budget = max(due - time.monotonic(), 0.01)
         action, failure = await self._choose(observation, budget)
         async with self._write_lock:
@@ -401,6 +419,14 @@ class BotClient:
 
 
 _DECISION_THREADS = DecisionThreads()
+
+
+def _kind(data: bytes) -> str:
+    """The kind of a serialized ServerMessage, for a log line."""
+    try:
+        return bot_pb2.ServerMessage.FromString(data).WhichOneof("kind") or "empty"
+    except Exception:  # protobuf's DecodeError, or anything a broken message makes it raise
+        return "malformed"
 
 
 async def run_bot(
