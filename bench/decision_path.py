@@ -14,8 +14,10 @@ The same process then measures the two ends of a request apart (issue 27: decodi
 twice encoding): matches of the same bots played on the rules core, each decision's request encoded
 by a `codec.MatchEncoder` as the server does (`encoder.request`) and decoded from those bytes as a
 bot's SDK does (`codec.decision_from_bytes` with one `DecisionDecoder` per seat, as per connection:
-the Observation with its legal actions, and the events), each timed on its own (wall clock,
-microseconds per decision).
+the Observation with its legal actions, and the events), each timed on its own on the wall clock
+(`perf_counter`; CPU-time clocks cost a system call, a microsecond, as much as a compiled encode's
+fifth). A decision where either took over `PREEMPTED` seconds, that is where the process was
+preempted on this shared machine, is left out of both sums (the round's line counts them).
 
 Each build of the server available is measured in its own process, alternating, R rounds
 (docs/building.md: this interpreter's, a compiled install's source, `build/venv-compiled`); CPU
@@ -74,9 +76,13 @@ async def decisions_cpu(decisions: int) -> float:
     return (time.process_time() - start) / answered
 
 
-def codec_seconds(decisions: int) -> tuple[float, float]:
-    """(encode, decode) seconds per decision over at least `decisions` decisions: each request
-    encoded as the server does and decoded from its bytes as the SDK does."""
+PREEMPTED = 0.002  # seconds: some 20 times the longest encode or decode of a request here
+
+
+def codec_seconds(decisions: int) -> tuple[float, float, int]:
+    """(encode, decode) seconds per decision over at least `decisions` decisions, each request
+    encoded as the server does and decoded from its bytes as the SDK does; and how many decisions
+    were left out, preempted."""
     import random
 
     from uno_arena.rules import RulesConfig, apply, legal_actions, new_match
@@ -84,7 +90,7 @@ def codec_seconds(decisions: int) -> tuple[float, float]:
 
     clock = time.perf_counter
     encoding = decoding = 0.0
-    made, number = 0, 0
+    made, number, preempted = 0, 0, 0
     while made < decisions:
         number += 1
         match = new_match(RulesConfig(players=2, target_score=500), random.Random(number))
@@ -98,15 +104,20 @@ def codec_seconds(decisions: int) -> tuple[float, float]:
             raw, stop = encoder.request(seat, legal, f"bench/m-{number}#{seat}.{made}", sent[seat])
             encoded = clock()
             request = codec.decision_from_bytes(raw, decoders[seat])
-            decoding += clock() - encoded
-            encoding += encoded - started
+            decoded = clock()
+            if encoded - started < PREEMPTED and decoded - encoded < PREEMPTED:
+                encoding += encoded - started
+                decoding += decoded - encoded
+            else:
+                preempted += 1
             sent[seat] = stop
             made += 1
             chosen = request.observation.legal_actions
             plays = [a for a in chosen if a.card is not None]
             calls = [a for a in plays if a.uno]
             apply(match, (calls or plays or list(chosen))[0])
-    return encoding / made, decoding / made
+    timed = made - preempted
+    return encoding / timed, decoding / timed, preempted
 
 
 def main() -> None:
@@ -141,15 +152,14 @@ def main() -> None:
                 [build.python, __file__, "--measure", str(args.decisions)],
                 env=env, capture_output=True, text=True, check=True,
             )  # fmt: skip
-            per_decision, encode, decode = (
-                float(f) * 1e6 for f in done.stdout.strip().splitlines()[-1].split()
-            )
+            seconds, encode_s, decode_s, preempted = done.stdout.strip().splitlines()[-1].split()
+            per_decision, encode, decode = (float(figure) * 1e6 for figure in (seconds, encode_s, decode_s))
             figures[build.name].append(per_decision)
             encodes[build.name].append(encode)
             decodes[build.name].append(decode)
             ratios[build.name].append(decode / encode)
             line += f" {build.name} {per_decision:.1f} us (encode {encode:.1f}, decode {decode:.1f} us:"
-            line += f" {decode / encode:.2f}x)"
+            line += f" {decode / encode:.2f}x, {preempted} preempted)"
         print(line, flush=True)
     median = {name: statistics.median(values) for name, values in figures.items()}
     primary, *others = builds
