@@ -119,6 +119,7 @@ def test_whole_matches_decode_to_the_rules_cores_values(players: int, seed: int)
     assert {EventKind.PLAYED, EventKind.DREW, EventKind.DEALT, EventKind.HAND_ENDED} <= kinds
 
 
+@pytest.mark.slow  # 12 whole matches, every seat's events decoded three ways: minutes on two loaded cores
 def test_every_event_kind_decodes() -> None:
     """Across options that reach them all: first-card Wilds, reshuffles, challenges, catches,
     and the house rules' swaps and passed hands."""

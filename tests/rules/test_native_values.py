@@ -29,7 +29,7 @@ from uno_arena.rules import (
     new_match,
     observe,
 )
-from uno_arena.rules.event import ShuffleReason, seen_by
+from uno_arena.rules.event import DrawReason, ShuffleReason, seen_by
 from uno_arena.rules.hand import _ATTRIBUTES, _fisher_yates, _shuffle, _shuffle_matches
 from uno_arena.rules.match import apply
 
@@ -45,6 +45,7 @@ _CARD_TUPLES = {"cards", "discards"}
 _INT_TUPLES = {"points", "totals", "hand_sizes", "scores", "winners"}
 _ENUMS: dict[tuple[str, str], Any] = {
     ("Shuffled", "reason"): ShuffleReason,
+    ("Drew", "reason"): DrawReason,
     ("HandEnded", "reason"): HandEnd,
     ("MatchEnded", "reason"): MatchEnd,
     ("Observation", "phase"): Phase,

@@ -25,7 +25,7 @@ from uno_arena.rules import (
     public,
     seen_by,
 )
-from uno_arena.rules.event import Dealt, Drew, Kept
+from uno_arena.rules.event import Dealt, DrawReason, Drew, Kept
 
 from .table import deal, names
 
@@ -115,11 +115,11 @@ def test_the_issue_16_reproduction_shows_the_others_the_same_either_way() -> Non
         assert _seen(kept_playable, seat) == _seen(unplayable, seat)
         assert observe(unplayable, seat).phase is Phase.TURN and observe(unplayable, seat).to_move == 1
     assert [public(e) for e in kept_playable.events] == [public(e) for e in unplayable.events]
-    hidden_draw = Drew(0, 1, None, "draw")
+    hidden_draw = Drew(0, 1, None, DrawReason.DRAW)
     assert [public(e) for e in unplayable.events[-2:]] == [hidden_draw, Kept(0)]
     # The drawer's own view stays complete, and so does the replay.
-    assert kept_playable.events[-2] == Drew(0, 1, (parse_card("green_7"),), "draw")
-    assert unplayable.events[-2] == Drew(0, 1, (parse_card("blue_9"),), "draw")
+    assert kept_playable.events[-2] == Drew(0, 1, (parse_card("green_7"),), DrawReason.DRAW)
+    assert unplayable.events[-2] == Drew(0, 1, (parse_card("blue_9"),), DrawReason.DRAW)
     assert _seen(kept_playable, 0) != _seen(unplayable, 0)
     for hand, draw in ((kept_playable, PLAYABLE_FIRST), (unplayable, UNPLAYABLE_FIRST)):
         again = deal(*LEAK_HANDS, first="red_7", draw=draw, dealer=2)
