@@ -146,6 +146,9 @@ def test_what_this_codec_does_not_know_is_a_clear_error() -> None:
         codec.event_from(pb.Event())
     with pytest.raises(ProtocolMismatch, match=r"first_card\.card is missing"):
         codec.event_from(pb.Event(first_card=pb.FirstCard()))
+    required = {f"{k}.{d.fields[i][0]}" for k, d in codec._EVENT_DECODERS.items() for i in d.required}
+    assert required == {"dealer_drew.card", "first_card.card", "played.card", "colour_chosen.colour",
+                        "shuffled.reason", "hand_ended.reason", "match_ended.reason"}  # fmt: skip
     with pytest.raises(ProtocolMismatch, match="card index 54"):
         codec.card_from(pb.Card(index=54))
     with pytest.raises(ProtocolMismatch, match="action id 9999"):

@@ -915,6 +915,13 @@ class _EventDecoder:
         self.required = required  # the fields that may read None (a card, a colour unset) but not be None
 
 
+def _nullable(annotation: object) -> bool:
+    """Whether an event field's annotation allows None: its text, where annotations are strings (the
+    interpreted build); compiled, mypyc leaves a class for a plain type and `type` for a union (in
+    the events, always one with None)."""
+    return "None" in annotation if isinstance(annotation, str) else annotation is type
+
+
 def _event_decoders() -> dict[str, _EventDecoder]:
     decoders: dict[str, _EventDecoder] = {}
     for kind in typing.get_args(Event):
@@ -922,7 +929,7 @@ def _event_decoders() -> dict[str, _EventDecoder]:
         message = pb.Event.DESCRIPTOR.fields_by_name[oneof].message_type
         assert message is not None  # every Event.kind field is a message
         fields: list[tuple[str, int, str]] = []
-        nullable = {f.name: "None" in str(f.type) for f in dataclasses.fields(kind)}
+        nullable = {f.name: _nullable(f.type) for f in dataclasses.fields(kind)}
         required: list[int] = []
         for name in names:
             field = message.fields_by_name[name]
