@@ -145,6 +145,11 @@ def test_what_this_codec_does_not_know_is_a_clear_error() -> None:
         codec.event_from(pb.Event(drew=pb.Drew(seat=1, count=1, reason="fell_over")))
     with pytest.raises(ProtocolMismatch, match="kind unknown"):
         codec.event_from(pb.Event())
+    with pytest.raises(ProtocolMismatch, match=r"first_card\.card is missing"):
+        codec.event_from(pb.Event(first_card=pb.FirstCard()))
+    required = {f"{k}.{d.fields[i][0]}" for k, d in codec._EVENT_DECODERS.items() for i in d.required}
+    assert required == {"dealer_drew.card", "first_card.card", "played.card", "colour_chosen.colour",
+                        "shuffled.reason", "hand_ended.reason", "match_ended.reason"}  # fmt: skip
     with pytest.raises(ProtocolMismatch, match="card index 54"):
         codec.card_from(pb.Card(index=54))
     with pytest.raises(ProtocolMismatch, match="action id 9999"):
@@ -452,6 +457,8 @@ def event(**kind: Any) -> bytes:
         (event(played=pb.Played(card=pb.Card(index=80))), "card index 80"),
         (event(drew=pb.Drew(count=1, reason="fell_over")), "draw reason 'fell_over'"),
         (event(), "kind unknown"),
+        (event(played=pb.Played(seat=1)), "played.card is missing"),  # compiled, None is refused
+        (event(colour_chosen=pb.ColourChosen(seat=1)), "colour_chosen.colour is missing"),
         (wire([(3, 2, wire([(6, 2, wire([(99, 2, b"")]))]))]), "kind unknown"),  # an event of a newer kind
         (wire([(3, 2, wire([(6, 2, b"\x0a\x05\x08")]))]), "event that does not parse"),
         (wire([(3, 2, wire([(1, 2, b"\xff\xfe")]))]), "not UTF-8"),

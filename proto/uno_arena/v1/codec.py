@@ -8,6 +8,11 @@ times cheaper than the generated classes; the reference encoders that build the 
 the generated classes live with the tests (tests/reference_encoder.py), which hold the two byte for
 byte equal over whole matches, and the golden files pin the request bytes. The decoders at the end
 read the wire back into the rules core's values.
+
+Two ways back, likewise. The decoders of parsed messages (`decision_from`, `events_from` ...) are
+the reference; the bot's hot path reads a serialized ServerMessage's bytes itself
+(`DecisionDecoder`, `decision_from_bytes`: any valid encoding, the server's fastest), and the tests
+hold the two equal over whole matches and other encodings of the same messages.
 """
 
 from __future__ import annotations
@@ -816,12 +821,22 @@ class _EventDecoder:
     """How one event class is read back: its class, its oneof field, and each field's reading in
     the class's own order (its constructor's)."""
 
-    __slots__ = ("fields", "kind", "oneof")
+    __slots__ = ("fields", "kind", "oneof", "required")
 
-    def __init__(self, kind: type, oneof: str, fields: tuple[tuple[str, int, str], ...]) -> None:
+    def __init__(
+        self, kind: type, oneof: str, fields: tuple[tuple[str, int, str], ...], required: tuple[int, ...]
+    ) -> None:
         self.kind = kind
         self.oneof = oneof
         self.fields = fields  # (name, how: _VARINT ..., the enum's full name for _ENUM)
+        self.required = required  # the fields that may read None (a card, a colour unset) but not be None
+
+
+def _nullable(annotation: object) -> bool:
+    """Whether an event field's annotation allows None: its text, where annotations are strings (the
+    interpreted build); compiled, mypyc leaves a class for a plain type and `type` for a union (in
+    the events, always one with None)."""
+    return "None" in annotation if isinstance(annotation, str) else annotation is type
 
 
 def _event_decoders() -> dict[str, _EventDecoder]:
@@ -830,15 +845,19 @@ def _event_decoders() -> dict[str, _EventDecoder]:
         oneof, names = _layout(kind)
         message = pb.Event.DESCRIPTOR.fields_by_name[oneof].message_type
         assert message is not None  # every Event.kind field is a message
-        fields = []
+        fields: list[tuple[str, int, str]] = []
+        nullable = {f.name: _nullable(f.type) for f in dataclasses.fields(kind)}
+        required: list[int] = []
         for name in names:
             field = message.fields_by_name[name]
             how = _event_field(oneof, name).kind
             enum_name = field.enum_type.full_name if field.enum_type is not None else ""
             if how == _ENUM and enum_name not in _ENUM_OF:
                 raise ProtocolMismatch(f"{oneof}.{name}: no rules enum stands for {enum_name}")
+            if how in (_CARD, _ENUM, _OPTIONAL) and not nullable[name]:
+                required.append(len(fields))
             fields.append((name, how, enum_name))
-        decoders[oneof] = _EventDecoder(kind, oneof, tuple(fields))
+        decoders[oneof] = _EventDecoder(kind, oneof, tuple(fields), tuple(required))
     covered = {f.name for f in pb.Event.DESCRIPTOR.oneofs_by_name["kind"].fields}
     if covered != set(decoders):
         raise ProtocolMismatch(f"Event.kind and the rules' events differ: {sorted(covered ^ set(decoders))}")
@@ -872,6 +891,9 @@ def event_from(message: pb.Event) -> Event:
             values.append(tuple(getattr(inner, name)))
         else:  # _STRING: Drew.reason
             values.append(_draw_reason_from(getattr(inner, name)))
+    for index in decoder.required:
+        if values[index] is None:
+            raise ProtocolMismatch(f"{oneof}.{decoder.fields[index][0]} is missing: it is always sent")
     event: Event = decoder.kind(*values)
     return event
 
