@@ -1135,22 +1135,29 @@ def _skip(data: bytes, pos: int, end: int, key: int, depth: int = 0) -> int:
     return pos
 
 
+def _uint32_in(data: bytes, start: int, stop: int, wanted: int, value: int, whose: str) -> int:
+    """The last uint32 field with key `wanted` in a message's payload (`start` to `stop`), other fields
+    skipped; `value` if it has none. `whose` names the message in the error of a field that overruns."""
+    pos = start
+    while pos < stop:
+        key, pos = _key_at(data, pos)
+        if key == wanted:
+            read, pos = _varint_at(data, pos)
+            value = read & _MASK32
+        else:
+            pos = _skip(data, pos, stop, key)
+    if pos != stop:
+        raise _truncated(f"{whose} last field runs past byte {stop}")
+    return value
+
+
 def _face_at(data: bytes, start: int, stop: int, index: int) -> Card:
     """The face a Card message's payload (`start` to `stop`) names; `index`: the index merged into
     (a singular card sent in parts), 0 for a new one."""
     card = _FACE_OF.get(data[start:stop]) if index == 0 else None
     if card is not None:
         return card
-    pos = start
-    while pos < stop:
-        key, pos = _key_at(data, pos)
-        if key == _C_INDEX:
-            value, pos = _varint_at(data, pos)
-            index = value & _MASK32
-        else:
-            pos = _skip(data, pos, stop, key)
-    if pos != stop:
-        raise _truncated(f"a card's last field runs past byte {stop}")
+    index = _uint32_in(data, start, stop, _C_INDEX, index, "a card's")
     if index >= len(FACES):
         raise ProtocolMismatch(f"card index {index} is not one of the {len(FACES)} faces")
     return FACES[index]
@@ -1158,17 +1165,7 @@ def _face_at(data: bytes, start: int, stop: int, index: int) -> Card:
 
 def _action_at(data: bytes, start: int, stop: int) -> Action:
     """The action an Action message's payload names, by its id."""
-    pos = start
-    number = 0
-    while pos < stop:
-        key, pos = _key_at(data, pos)
-        if key == _A_ID:
-            value, pos = _varint_at(data, pos)
-            number = value & _MASK32
-        else:
-            pos = _skip(data, pos, stop, key)
-    if pos != stop:
-        raise _truncated(f"an action's last field runs past byte {stop}")
+    number = _uint32_in(data, start, stop, _A_ID, 0, "an action's")
     if number >= len(ACTIONS):
         raise ProtocolMismatch(f"action id {number} is not in the action space (0..{len(ACTIONS) - 1})")
     return ACTIONS[number]
