@@ -79,6 +79,7 @@ def test_explain_says_what_to_check() -> None:
             "Redis refused the user and password: invalid username-password pair",
         redis.AuthenticationError("HELLO must be called with the client already authenticated, ..."):
             "Redis asks who connects: give a user and its password",
+        redis.AuthenticationError("Authentication required."): "Redis asks who connects",
         redis.exceptions.NoPermissionError("this user has no permissions to run the 'set' command"):
             "the Redis user may not do this: this user has no permissions to run the 'set' command",
         redis.ConnectionError("Error 1 connecting to h:6380. [SSL: CERTIFICATE_VERIFY_FAILED] certificate "
@@ -95,6 +96,8 @@ def test_explain_says_what_to_check() -> None:
     reset = redis.ConnectionError("Error while reading from h:6380 : (104, 'Connection reset by peer')")
     assert "the URL must start with rediss://" in connection.explain(reset, "redis://u:p@h:6380/0")
     assert connection.explain(reset, "rediss://u:p@h:6380/0") == str(reset)  # TLS already: nothing to add
+    silent = redis.TimeoutError("Timeout connecting to server")  # TLS to a plaintext port: no answer
+    assert "the URL must start with redis://" in connection.explain(silent, "rediss://u:p@h:6379/0")
 
 
 def test_an_empty_password_file_is_refused_before_connecting(tmp_path: Path) -> None:

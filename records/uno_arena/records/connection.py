@@ -28,7 +28,6 @@ import redis
 import redis.asyncio as aioredis
 from redis.connection import URL_QUERY_ARGUMENT_PARSERS, parse_url
 
-URL_VARIABLE = "UNO_ARENA_REDIS_URL"
 HIDDEN = "***"  # what a password (or a key's passphrase) is shown as
 
 # The TLS options a `rediss://` URL may carry, and which of them name a file or a folder to check.
@@ -107,7 +106,7 @@ def redact(url: str) -> str:
     try:
         parts = urllib.parse.urlsplit(url)
         password = parts.password
-    except ValueError:  # not a URL (e.g. a bad port): nothing of it is safe to show but its scheme
+    except ValueError:  # not a URL (e.g. an unclosed "[" of an IPv6 address): show only its scheme
         return f"{url.partition('://')[0]}://{HIDDEN}"
     netloc = parts.netloc
     if password is not None:
@@ -134,9 +133,11 @@ def address(client: redis.Redis | aioredis.Redis) -> str:
 def explain(error: redis.RedisError, url: str = "") -> str:
     """What a failure to talk to Redis means and what to check, in one line (no password in it)."""
     text = str(error)
+    lowered = text.lower()
     plain = url.startswith(("redis://", "unix://"))
     if isinstance(error, redis.AuthenticationError):
-        if "must be called with the client already authenticated" in text or "NOAUTH" in text:
+        # Redis 7 answers a client that gave no user HELLO's or NOAUTH's message (redis-py drops "NOAUTH")
+        if "client already authenticated" in lowered or "authentication required" in lowered:
             return ("Redis asks who connects: give a user and its password "
                     "(redis://USER:PASSWORD@HOST:PORT/DB, or --redis-password-file)")  # fmt: skip
         reason = text.rstrip(".")
@@ -145,7 +146,6 @@ def explain(error: redis.RedisError, url: str = "") -> str:
         return (f"the Redis user may not do this: {text} (docs/deployment.md lists the rights each "
                 "component needs)")  # fmt: skip
     if isinstance(error, redis.ConnectionError):
-        lowered = text.lower()
         if "certificate verify failed" in lowered:
             return (f"Redis's TLS certificate is not trusted: {text} (give the CA that signed it: "
                     "rediss://...?ssl_ca_certs=CA.pem)")  # fmt: skip
@@ -159,4 +159,7 @@ def explain(error: redis.RedisError, url: str = "") -> str:
         if plain and ("reset by peer" in lowered or "closed by server" in lowered):
             return (f"Redis closed the connection: {text} (if that port speaks TLS, the URL must start "
                     "with rediss://)")  # fmt: skip
+    if isinstance(error, redis.TimeoutError) and url.startswith("rediss://"):
+        # a plaintext Redis waits for a command and never answers a TLS handshake
+        return f"{text} (if that port speaks plaintext, the URL must start with redis://)"
     return text

@@ -194,10 +194,13 @@ def _answer_redis_errors(app: Flask, where: str, refresh: int) -> None:
     """While Redis does not answer: a 503 page that reloads itself, or a JSON error for the API."""
     import redis
 
+    from uno_arena.records.connection import explain
+
     @app.errorhandler(redis.ConnectionError)
     @app.errorhandler(redis.TimeoutError)
     def redis_down(error: redis.RedisError) -> tuple[Response | str, int, dict[str, str]]:
-        log.warning("%s %s: Redis at %s is not answering: %s", request.method, request.path, where, error)
+        log.warning("%s %s: Redis at %s is not answering: %s", request.method, request.path, where,
+                    explain(error, where))  # fmt: skip
         message = f"the leaderboard's Redis at {where} is not answering"
         retry = {"Retry-After": str(refresh)}
         if _wants_json():
