@@ -277,7 +277,8 @@ def test_every_component_plays_a_tournament_on_tls_and_acl_redis(secured_redis: 
                           "UNO_ARENA_KEY_PREFIX": PREFIX,
                           "UNO_ARENA_REDIS_PASSWORD_FILE": str(tmp_path / "worker.password"),
                           "UNO_ARENA_CONTROL_TOKEN": control_token}  # fmt: skip
-            with component(["worker", "--burst"], worker_env, tmp_path / "worker.log") as worker:
+            playing = ["worker", "--burst", "--lease-seconds", "2"]  # its reaper sweeps every second
+            with component(playing, worker_env, tmp_path / "worker.log") as worker:
                 wait_until(lambda: worker.poll() is not None, 120, "the burst worker to play every match")
             worker_log = (tmp_path / "worker.log").read_text(errors="replace")
             assert worker.returncode == 0, worker_log

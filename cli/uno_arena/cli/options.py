@@ -29,7 +29,8 @@ redis_url = click.option(
     envvar=REDIS_URL_VARIABLE,
     default=DEFAULT_REDIS_URL,
     show_default=True,
-    help=f"Redis holding bot identities (env {REDIS_URL_VARIABLE}): redis://USER:PASSWORD@HOST:PORT/DB, "
+    metavar="URL",
+    help=f"The platform's Redis (env {REDIS_URL_VARIABLE}): redis://USER:PASSWORD@HOST:PORT/DB, "
     "rediss://... for TLS (?ssl_ca_certs=CA.pem for a private CA); docs/deployment.md.",
 )
 redis_password_file = click.option(
