@@ -11,6 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.options import connect, dial, server_option, with_redis
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
@@ -22,6 +23,7 @@ DEFAULTS = ServerSettings()
 
 
 @click.command("server")
+@log_format_option("server")
 @click.option("--listen", default=DEFAULT_SERVER, show_default=True, help="HOST:PORT to listen on.")
 @with_redis
 @click.option(
@@ -63,7 +65,7 @@ def server_command(
     except OSError as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
-        click.echo("interrupted before the server started", err=True)
+        say("interrupted before the server started", err=True)
         raise SystemExit(130) from None
 
 

@@ -9,6 +9,7 @@ import socket
 
 import click
 
+from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.options import connect, with_redis
 from uno_arena.workers.jobs import REFRESH_JOB
 from uno_arena.workers.queue import match_queue, queue_name
@@ -25,6 +26,7 @@ from uno_arena.workers.worker import ArenaWorker
 
 
 @click.command("worker")
+@log_format_option("worker")
 @with_redis
 @click.option("--control-token", envvar=TOKEN_VARIABLE, required=True,
               help=f"Control token for the match server (env {TOKEN_VARIABLE}).")  # fmt: skip
@@ -63,5 +65,5 @@ def worker(redis_url: str, key_prefix: str, control_token: str, name: str | None
     importlib.import_module(REFRESH_JOB.rpartition(".")[0])
     name = name or f"{key_prefix}-{socket.gethostname()}-{os.getpid()}".replace(":", "-")
     arena_worker = ArenaWorker([match_queue(client, key_prefix)], connection=client, name=name)
-    click.echo(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")
+    say(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")
     arena_worker.work(burst=burst)

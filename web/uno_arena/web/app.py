@@ -46,6 +46,7 @@ from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
 from uno_arena.web import live, names, replay_index, viewer
+from uno_arena.web.access import AccessLog
 from uno_arena.web.context import WebContext
 from uno_arena.web.limits import ServerLimits
 
@@ -159,6 +160,7 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
     app.wsgi_app = UnderPrefix(app.wsgi_app, url_path)  # type: ignore[method-assign]
     if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=0, x_prefix=1)  # type: ignore[method-assign]
+    app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]  # a line per request, outermost
 
     @app.get("/favicon.ico")
     def favicon() -> BaseResponse:
