@@ -25,6 +25,9 @@ link, redirect and URL in a page, its JSON or its scripts is built by `url_for`,
 A proxy that strips the prefix instead says it in `X-Forwarded-Prefix`, which is believed only when
 `trust_proxy` is set (werkzeug's ProxyFix): a client that reaches the app directly could otherwise send
 one and have every link of its page point elsewhere.
+
+Every request is logged once its response is over (`access`: logger `uno_arena.web.access`, INFO), with
+its route, status and the ids its path names, as fields for `--log-format json`.
 """
 
 from __future__ import annotations

@@ -104,7 +104,8 @@ def events(match_id: str) -> Response:
         abort(400, "Last-Event-ID: not an id this stream sent")
     limits = _limits()
     if not limits.slots.acquire(blocking=False):
-        log.info("live stream of %s refused: all %d streams are open", match_id, limits.streams)
+        log.info("live stream of %s refused: all %d streams are open", match_id, limits.streams,
+                 extra={"match_id": match_id})  # fmt: skip
         retry = {"Retry-After": str(limits.busy_retry_s)}
         busy = f"all {limits.streams} live streams are taken; try again in {limits.busy_retry_s} s\n"
         return Response(busy, 503, retry, mimetype="text/plain")
@@ -136,7 +137,8 @@ def _entries(client: redis.Redis, prefix: str, match_id: str, after: str,
         try:
             entries = live.read(client, prefix, match_id, after, block_ms=block_ms)
         except redis.RedisError as error:  # the browser reconnects after `retry`, resuming from `after`
-            log.warning("live stream of %s: Redis is not answering: %s", match_id, error)
+            log.warning("live stream of %s: Redis is not answering: %s", match_id, error,
+                        extra={"match_id": match_id})  # fmt: skip
             return
         if not entries:
             yield ":\n\n"  # a comment: a client that left is noticed when it cannot be sent
