@@ -46,6 +46,10 @@ DEFAULTS = ServerSettings()
 @click.option(
     "--drain-timeout-ms", type=click.IntRange(0), default=DEFAULTS.drain_timeout_ms, show_default=True
 )
+@click.option("--max-spectators-per-match", type=click.IntRange(0), default=DEFAULTS.max_spectators_per_match,
+              show_default=True, help="Spectate streams of one match at once; more are refused.")  # fmt: skip
+@click.option("--max-spectators", type=click.IntRange(0), default=DEFAULTS.max_spectators, show_default=True,
+              help="Spectate streams at once, all matches together; more are refused.")  # fmt: skip
 def server_command(
     listen: str, redis_url: str, key_prefix: str, bot_errors_strike: bool, **limits: int
 ) -> None:
