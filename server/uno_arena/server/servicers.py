@@ -72,13 +72,6 @@ def first_too_long(fields: Iterable[tuple[str, str]], limit: int) -> str | None:
     return next((problem for f, v in fields if (problem := too_long(f, v, limit))), None)
 
 
-def failure_limiter(arena: Arena) -> FailureLimiter:
-    settings = arena.settings
-    return FailureLimiter(
-        settings.auth_failure_burst, settings.auth_failures_per_s, settings.auth_failure_peers
-    )
-
-
 def too_many_failures(what: str, peer: str, wait: float, limiter: FailureLimiter) -> str:
     """The status message of a call refused for its address's failures: what, from where, how long to wait."""
     return (f"too many {what} from {peer}: wait {say_wait(wait)} (a burst of {limiter.burst}, then "
@@ -89,7 +82,7 @@ def too_many_failures(what: str, peer: str, wait: float, limiter: FailureLimiter
 class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
-        self.failures = failure_limiter(arena)  # failed Hellos per peer address
+        self.failures = arena.hello_failures  # failed Hellos per peer address
 
     async def Connect(
         self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
@@ -235,7 +228,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
 class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
-        self.failures = failure_limiter(arena)  # failed control tokens per peer address
+        self.failures = arena.control_failures  # failed control tokens per peer address
 
     async def _authorise(self, context: grpc.aio.ServicerContext[_Request, _Response]) -> None:
         """The call's control token, checked; a peer with too many failures lately is refused unchecked."""

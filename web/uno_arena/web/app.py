@@ -230,6 +230,9 @@ class WebServer:
             cleanup_interval=max(1, min(30, limits.channel_timeout_s // 2)),  # how often idle ones are closed
             asyncore_use_poll=True,  # select() cannot watch a descriptor above 1023
             ident="uno-arena",
+            # X-Forwarded-For reaches the app, which believes it only when it trusts its proxy
+            # (`create_app(trust_proxy=True)`: ProxyFix); waitress 3 would drop it before
+            clear_untrusted_proxy_headers=False,
         )
         # runs `stop`'s closing in the event loop's own thread (the stubs type its map as str-keyed)
         self._wake = trigger(self._sockets)  # type: ignore[arg-type]

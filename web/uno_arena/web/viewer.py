@@ -119,7 +119,7 @@ def match(match_id: str) -> str:
 
 def replay_view(found: RecordedMatch) -> MatchView:
     summary = found.record
-    bots = summary.bots
+    bots = tuple(printable(bot) for bot in summary.bots)  # a replay file may come from anywhere
     rules, target = _rules(found, len(bots))
     faults = tuple(_fault_row(fault, bots) for fault in found.finished.faults)
     script = {"mode": "replay", "match_id": found.match_id, "bots": list(bots), "target": target,
