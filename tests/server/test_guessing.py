@@ -6,6 +6,7 @@ The server listens on `localhost`, both 127.0.0.1 and ::1: two client addresses 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import grpc
@@ -28,7 +29,7 @@ def two_addresses(redis_prefix: tuple[redis.Redis, str]) -> Iterator[RunningServ
     """A server on localhost: reached at 127.0.0.1 (the guesser) and at [::1] (everyone else)."""
     running, thread = start_server(
         *redis_prefix, address="localhost:0", keepalive_ms=1000, auth_failure_burst=BURST,
-        auth_failures_per_s=0.2,
+        auth_failures_per_s=0.2, auth_refusal_hold_ms=100,
     )  # fmt: skip
     yield running
     stop_server(running, thread)
@@ -137,6 +138,15 @@ def test_the_failure_limiter_allows_a_burst_refills_and_forgets_within_its_bound
     assert off.wait("a") == 0 and len(off) == 0
 
 
+def test_refusals_are_held_back_a_bounded_number_at_once() -> None:
+    async def scenario() -> tuple[float, ...]:
+        limiter = FailureLimiter(burst=1, per_s=1, peers=10, hold_s=0.05, max_held=1)
+        return tuple(await asyncio.gather(limiter.hold(5.0), limiter.hold(5.0), limiter.hold(0.01)))
+
+    assert asyncio.run(scenario()) == (0.05, 0.0, 0.0)  # held for hold_s; the others not (one at most)
+    assert asyncio.run(FailureLimiter(1, 1, 10, hold_s=0.05).hold(0.01)) == 0.01  # no longer than its wait
+
+
 def test_peer_addresses_are_keyed_without_their_port_and_ipv6_by_its_64() -> None:
     assert peer_host("ipv4:10.0.0.7:5555") == "10.0.0.7"
     assert peer_host("ipv6:[2001:db8::1]:5555") == "2001:db8::/64"
@@ -146,7 +156,7 @@ def test_peer_addresses_are_keyed_without_their_port_and_ipv6_by_its_64() -> Non
     assert peer_host("unix:/tmp/socket") == "unix:/tmp/socket"
 
 
-@pytest.mark.settings(auth_failure_burst=1, auth_failures_per_s=1.0)
+@pytest.mark.settings(auth_failure_burst=1, auth_failures_per_s=1.0, auth_refusal_hold_ms=100)
 def test_the_sdk_refused_for_its_address_retries_and_gets_in(match_server: RunningServer) -> None:
     """RATE_LIMITED is not a refusal of the bot: the SDK reconnects with backoff, and is let in once the
     address's failures have drained."""

@@ -102,9 +102,9 @@ class Arena:
 
     def _failure_limiter(self) -> FailureLimiter:
         settings = self.settings
-        return FailureLimiter(
-            settings.auth_failure_burst, settings.auth_failures_per_s, settings.auth_failure_peers
-        )
+        return FailureLimiter(settings.auth_failure_burst, settings.auth_failures_per_s,
+                              settings.auth_failure_peers, settings.auth_refusal_hold_ms / 1000,
+                              settings.auth_refusals_held)  # fmt: skip
 
     def start(self, spec: MatchSpec) -> MatchHost:
         """Run a match whose bots' slots are already reserved."""

@@ -182,10 +182,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             await self._refuse(context, bot_pb2.CLOSE_REASON_SERVER_STOPPING, SERVER_STOPPING)
         peer = peer_host(context.peer())
         wait = self.failures.wait(peer)
-        if wait:  # refused before anything is read or checked: a guesser's attempts cost next to nothing
+        if wait:  # refused before anything is read or checked, and held back: a guesser is slowed down
             if self.failures.refused % 1000 == 1:  # the first of a run, then one line per thousand
                 log.warning("refusing Hellos from %s: too many failed lately (%d refused so far)", peer,
                             self.failures.refused)  # fmt: skip
+            wait -= await self.failures.hold(wait)
             details = too_many_failures("failed Hellos", peer, wait, self.failures)
             await self._refuse(context, bot_pb2.CLOSE_REASON_RATE_LIMITED, details)
         try:
@@ -238,6 +239,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             if self.failures.refused % 1000 == 1:
                 log.warning("refusing control calls from %s: too many wrong tokens lately (%d refused "
                             "so far)", peer, self.failures.refused)  # fmt: skip
+            wait -= await self.failures.hold(wait)
             details = too_many_failures("wrong control tokens", peer, wait, self.failures)
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, details)
         metadata = dict(context.invocation_metadata() or ())

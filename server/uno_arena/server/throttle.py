@@ -2,9 +2,11 @@
 
 Tokens are 32 random bytes, so guessing one is hopeless; what a guesser costs is the server's time (a
 stream, a Redis read and a hash per guess). Each peer address has a token bucket of failures: a burst,
-then `per_s` a second. A peer whose bucket is empty is refused at once, with RESOURCE_EXHAUSTED and how
-long to wait, before anything is read or checked. Only failures take from the bucket, and it is keyed
-by address, never by bot name: a bot whose token is right, connecting from anywhere else, never feels
+then `per_s` a second. A peer whose bucket is empty is refused with RESOURCE_EXHAUSTED and how long to
+wait, before anything is read or checked, and the refusal is held back for up to `hold_s` first (`hold`):
+a client that retries at once then makes one attempt a `hold_s`, not a thousand a second, each costing
+the server a stream it did not have to read. Only failures take from the bucket, and it is keyed by
+address, never by bot name: a bot whose token is right, connecting from anywhere else, never feels
 someone else's guesses at its name.
 
 IPv6 peers count per /64 (one host usually holds a whole /64); a peer's address is what gRPC reports,
@@ -14,6 +16,7 @@ recently failed forgotten first (a forgotten peer starts again with a full burst
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import math
 import time
@@ -49,14 +52,18 @@ class _Bucket:
 
 
 class FailureLimiter:
-    """Failures per peer address: `burst` at once, then `per_s` a second (0 turns the limit off)."""
+    """Failures per peer address: `burst` at once, then `per_s` a second (0 turns the limit off); a refusal
+    is held for up to `hold_s`, at most `max_held` at once (more are answered at once)."""
 
     def __init__(
-        self, burst: int, per_s: float, peers: int, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+        self, burst: int, per_s: float, peers: int, hold_s: float = 1.0, max_held: int = 1000,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:  # fmt: skip
         self.burst, self.per_s, self.peers, self.clock = burst, per_s, max(1, peers), clock
+        self.hold_s, self.max_held = hold_s, max_held
         self._buckets: OrderedDict[str, _Bucket] = OrderedDict()  # least recently failed first
         self.refused = 0  # calls refused (for tests and logs)
+        self.held = 0  # refusals being held now
 
     @property
     def enabled(self) -> bool:
@@ -71,6 +78,19 @@ class FailureLimiter:
             return 0.0
         self.refused += 1
         return (1 - bucket.tokens) / self.per_s
+
+    async def hold(self, wait: float) -> float:
+        """Hold a refusal for `hold_s` (or `wait`, if shorter) before it is sent: a client retrying at once
+        is slowed to an attempt a `hold_s`. With `max_held` held already, none. Returns the time held."""
+        if self.held >= self.max_held or self.hold_s <= 0:
+            return 0.0
+        held = min(wait, self.hold_s)
+        self.held += 1
+        try:
+            await asyncio.sleep(held)
+        finally:
+            self.held -= 1
+        return held
 
     def failed(self, peer: str) -> None:
         """`peer`'s attempt failed: it takes one from the bucket."""
