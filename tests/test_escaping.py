@@ -137,3 +137,5 @@ def test_the_web_view_shows_a_replay_file_from_anywhere_escaped(tmp_path: Path) 
     text = page.get_data(as_text=True)
     assert "\x1b" not in text and "\x07" not in text
     assert "late \\x1b]0;PWNED\\x07\\x1b[2J" in text  # the fault's detail, and the text replay
+    index = app.test_client().get("/").get_data(as_text=True)  # the folder's index
+    assert "\x1b" not in index and "alice\\x1b]0;PWNED" in index

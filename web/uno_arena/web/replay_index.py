@@ -23,6 +23,7 @@ from uno_arena.records.replay import (
     replay_file_size,
     replay_path_in,
 )
+from uno_arena.v1.printable import printable
 from uno_arena.web.context import context
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def _row(path: Path, modified: float, limit: int) -> ReplayRow:
             return ReplayRow(path.stem, when, problem=f"too large to show ({size:,} bytes; the limit is "
                                                       f"{limit:,})")  # fmt: skip
         summary: Any = read_replay_summary(path, limit)
-        bots = tuple(str(bot) for bot in summary["bots"])
+        bots = tuple(printable(str(bot)) for bot in summary["bots"])  # a file may come from anywhere
         winners = tuple(bots[seat] for seat in summary["winners"] if 0 <= int(seat) < len(bots))
         return ReplayRow(path.stem, when, bots, winners, str(summary["reason"]))
     except (ReplayFileError, ValueError, KeyError, TypeError) as error:
