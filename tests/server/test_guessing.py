@@ -1,7 +1,8 @@
 """Limits on guessing tokens: failed Hellos and failed control tokens are limited per peer address, never per
 bot name, so a bot with the right token, from elsewhere, always gets in; tokens are compared exactly.
 
-The server listens on `localhost`, both 127.0.0.1 and ::1: two client addresses on one machine.
+The server listens on `localhost`, both 127.0.0.1 and ::1: two client addresses on one machine; behind a
+trusted proxy, the client it names in `x-forwarded-for` counts instead.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import TestBot
 from tests.server.test_limits import on_server
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
-from uno_arena.server.throttle import FailureLimiter, peer_host
-from uno_arena.v1 import bot_pb2, control_pb2, control_pb2_grpc
+from uno_arena.server.throttle import FailureLimiter, client_address, peer_host
+from uno_arena.v1 import bot_pb2, bot_pb2_grpc, control_pb2, control_pb2_grpc
+from uno_arena.v1.names import close_reason_of
 
 BURST = 5
 
@@ -154,6 +156,10 @@ def test_peer_addresses_are_keyed_without_their_port_and_ipv6_by_its_64() -> Non
     assert peer_host("ipv6:[::ffff:10.0.0.7]:5555") == "10.0.0.7"
     assert peer_host("ipv6:[::1]:5555") == "::/64"
     assert peer_host("unix:/tmp/socket") == "unix:/tmp/socket"
+    trusted = {"10.0.0.1"}
+    assert client_address("ipv4:10.0.0.1:80", [("x-forwarded-for", "1.2.3.4, 5.6.7.8")], trusted) == "5.6.7.8"
+    assert client_address("ipv4:10.0.0.2:80", [("x-forwarded-for", "5.6.7.8")], trusted) == "10.0.0.2"
+    assert client_address("ipv4:10.0.0.1:80", [("x-forwarded-for", "junk")], trusted) == "10.0.0.1"
 
 
 @pytest.mark.settings(auth_failure_burst=1, auth_failures_per_s=1.0, auth_refusal_hold_ms=100)
@@ -167,3 +173,38 @@ def test_the_sdk_refused_for_its_address_retries_and_gets_in(match_server: Runni
     assert bot.error is None
     assert on_server(match_server, lambda: match_server.arena.hello_failures.refused) >= 1
     bot.stop()
+
+
+def hello_from(server: RunningServer, name: str, token: str, via: str) -> bot_pb2.CloseReason | None:
+    """A Hello whose call carries `x-forwarded-for: via`, as a proxy sends it: None if welcomed, else the
+    reason it was refused."""
+    with grpc.insecure_channel(server.address) as channel:
+        hello = bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name=name, token=token))
+        stub = bot_pb2_grpc.BotServiceStub(channel)
+        call = stub.Connect(iter([hello]), metadata=[("x-forwarded-for", via)])
+        try:
+            first = next(call)
+        except grpc.RpcError:
+            return close_reason_of(call.trailing_metadata())
+        assert first.WhichOneof("kind") == "welcome"
+        call.cancel()
+        return None
+
+
+@pytest.mark.settings(auth_failure_burst=2, auth_failures_per_s=0.1, auth_refusal_hold_ms=10,
+                      trusted_proxies=("127.0.0.1",))  # fmt: skip
+def test_behind_a_trusted_proxy_the_client_it_forwards_for_counts(match_server: RunningServer) -> None:
+    token = match_server.register("proxied")
+    guesser, bot = "192.0.2.1, 203.0.113.9", "198.51.100.7"  # the proxy's own entry last
+    wrong, limited = bot_pb2.CLOSE_REASON_TOKEN_REFUSED, bot_pb2.CLOSE_REASON_RATE_LIMITED
+    guesses = [hello_from(match_server, "proxied", "wrong", guesser) for _ in range(3)]
+    assert guesses == [wrong, wrong, limited]
+    assert hello_from(match_server, "proxied", token, bot) is None  # through the same proxy, let in
+    refused = control_call(match_server.address, "Bearer wrong")  # no x-forwarded-for: the proxy itself
+    assert isinstance(refused, grpc.RpcError) and refused.code() == grpc.StatusCode.UNAUTHENTICATED
+
+
+@pytest.mark.settings(auth_failure_burst=2, auth_failures_per_s=0.1, auth_refusal_hold_ms=10)
+def test_an_untrusted_peer_cannot_dodge_the_limit_with_x_forwarded_for(match_server: RunningServer) -> None:
+    reasons = [hello_from(match_server, "nobody", "wrong", f"203.0.113.{i}") for i in range(3)]
+    assert reasons[-1] == bot_pb2.CLOSE_REASON_RATE_LIMITED

@@ -21,7 +21,7 @@ from uno_arena.server.arena import SERVER_DRAINING, SERVER_STOPPING, Arena
 from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.server.spectators import Spectator
-from uno_arena.server.throttle import FailureLimiter, peer_host, say_wait
+from uno_arena.server.throttle import FailureLimiter, address_key, client_address, say_wait
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec, control_pb2, control_pb2_grpc
 from uno_arena.v1.names import close_trailer
 from uno_arena.v1.printable import printable
@@ -70,6 +70,15 @@ _SpectateContext: TypeAlias = grpc.aio.ServicerContext[
 
 def first_too_long(fields: Iterable[tuple[str, str]], limit: int) -> str | None:
     return next((problem for f, v in fields if (problem := too_long(f, v, limit))), None)
+
+
+def client_of(arena: Arena, context: grpc.aio.ServicerContext[_Request, _Response]) -> str:
+    """The address a call's failures count against: its peer's, or the client a trusted proxy names."""
+    trusted = arena.settings.trusted_proxies
+    if not trusted:
+        return client_address(context.peer(), (), ())
+    keys = {address_key(proxy) or proxy for proxy in trusted}
+    return client_address(context.peer(), context.invocation_metadata() or (), keys)
 
 
 def too_many_failures(what: str, peer: str, wait: float, limiter: FailureLimiter) -> str:
@@ -172,7 +181,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         """End a stream before its Hello was accepted: the reason's status, and the reason beside it.
         A refusal for the client's fault counts against its address (`throttle`)."""
         if why not in NOT_FAILURES:
-            self.failures.failed(peer_host(context.peer()))
+            self.failures.failed(client_of(self.arena, context))
         await context.abort(REFUSALS[why], details, close_trailer(why))
 
     async def _hello(self, context: _BotContext) -> bot_pb2.Hello:
@@ -180,7 +189,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         settings = self.arena.settings
         if self.arena.stopping:
             await self._refuse(context, bot_pb2.CLOSE_REASON_SERVER_STOPPING, SERVER_STOPPING)
-        peer = peer_host(context.peer())
+        peer = client_of(self.arena, context)
         wait = self.failures.wait(peer)
         if wait:  # refused before anything is read or checked, and held back: a guesser is slowed down
             if self.failures.refused % 1000 == 1:  # the first of a run, then one line per thousand
@@ -233,7 +242,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
 
     async def _authorise(self, context: grpc.aio.ServicerContext[_Request, _Response]) -> None:
         """The call's control token, checked; a peer with too many failures lately is refused unchecked."""
-        peer = peer_host(context.peer())
+        peer = client_of(self.arena, context)
         wait = self.failures.wait(peer)
         if wait:
             if self.failures.refused % 1000 == 1:

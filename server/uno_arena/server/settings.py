@@ -49,6 +49,8 @@ class ServerSettings:
     auth_failure_peers: int = 10_000  # peers remembered (the least recently failed are forgotten first)
     auth_refusal_hold_ms: int = 1_000  # such a refusal is held this long first: a client retrying at once
     auth_refusals_held: int = 1_000  # ... is slowed to one attempt a hold; at most this many held at once
+    # Proxies (their addresses) whose `x-forwarded-for` metadata names the client the limits above count
+    trusted_proxies: tuple[str, ...] = ()
     max_spectators_per_match: int = 16  # Spectate streams of one match at once; more are refused
     max_spectators: int = 512  # Spectate streams at once, all matches together
     spectator_backlog: int = 1000  # batches waiting for one Spectate stream; a stream further behind ends

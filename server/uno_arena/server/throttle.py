@@ -9,9 +9,10 @@ the server a stream it did not have to read. Only failures take from the bucket,
 address, never by bot name: a bot whose token is right, connecting from anywhere else, never feels
 someone else's guesses at its name.
 
-IPv6 peers count per /64 (one host usually holds a whole /64); a peer's address is what gRPC reports,
-so behind a proxy every client is the proxy. The table holds at most `peers` addresses, the least
-recently failed forgotten first (a forgotten peer starts again with a full burst).
+IPv6 peers count per /64 (one host usually holds a whole /64). A peer's address is what gRPC reports,
+so behind a proxy every client is the proxy, unless the proxy is trusted (`client_address`): then the
+last entry of the `x-forwarded-for` metadata it sends counts. The table holds at most `peers` addresses,
+the least recently failed forgotten first (a forgotten peer starts again with a full burst).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import math
 import time
 import urllib.parse
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
 
@@ -32,11 +33,27 @@ def peer_host(peer: str) -> str:
     kind, _, rest = peer.partition(":")
     if kind not in ("ipv4", "ipv6"):
         return peer
-    host = urllib.parse.unquote(rest).rpartition(":")[0].strip("[]")
+    return address_key(urllib.parse.unquote(rest).rpartition(":")[0].strip("[]")) or peer
+
+
+def client_address(peer: str, metadata: Iterable[tuple[str, str | bytes]], trusted: Collection[str]) -> str:
+    """Whom a call counts against: its peer's address (`peer_host`), or, from a `trusted` proxy (keyed as
+    `address_key` keys them), the client it names last in `x-forwarded-for` (nginx:
+    `grpc_set_header X-Forwarded-For $remote_addr;`)."""
+    host = peer_host(peer)
+    if host not in trusted:
+        return host
+    forwarded = next((str(v) for k, v in metadata if k == "x-forwarded-for" and isinstance(v, str)), "")
+    return address_key(forwarded.rpartition(",")[2].strip()) or host
+
+
+def address_key(host: str) -> str:
+    """What an address counts as: itself (an IPv4-mapped IPv6 one as IPv4), an IPv6 one as its /64; ""
+    for what is not an address."""
     try:
         address = ipaddress.ip_address(host.partition("%")[0])  # without an IPv6 zone (`%eth0`)
     except ValueError:
-        return host or peer
+        return ""
     if isinstance(address, ipaddress.IPv6Address):
         mapped = address.ipv4_mapped
         if mapped is not None:
