@@ -14,7 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn
 
 from uno_arena.cli.options import dial, server_option
 from uno_arena.cli.rules_commands import parse_rules
-from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
+from uno_arena.cli.tables import Column, json_option, print_fitted, shown, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.records.spec import DEFAULTS
 from uno_arena.rules import RulesConfig
@@ -109,7 +109,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
     for seat, name in enumerate(result.bots):
         mark = " (winner)" if seat in result.winners else " (forfeited)" if seat in result.forfeited else ""
         rows.append([str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat])])
-    print_fitted(console, _SEAT_COLUMNS, rows, wide, title=f"match {result.match_id}: {ended}")
+    print_fitted(console, _SEAT_COLUMNS, rows, wide, title=f"match {shown(result.match_id)}: {ended}")
     console.print(f"{plural(len(result.hands), 'hand')}, {plural(finished.event_count, 'event')}; replay: "
                   f"seed {finished.seed}, {plural(len(finished.actions), 'action')}")  # fmt: skip
     if path is not None:
@@ -152,7 +152,7 @@ def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.Play
                 totals = [t + p for t, p in zip(totals, message.hand.points, strict=True)]
                 progress.update(task, completed=min(max(totals), target), totals=" ".join(map(str, totals)))
             elif kind == "fault":
-                console.print(f"fault: seat {message.fault.seat}: {message.fault.detail}")
+                console.print(f"fault: seat {message.fault.seat}: {shown(message.fault.detail)}")
             elif kind == "log":
                 events.extend(message.log.events)
             elif kind == "finished":

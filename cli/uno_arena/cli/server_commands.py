@@ -16,6 +16,7 @@ from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
 from uno_arena.server.app import serve
 from uno_arena.server.settings import ServerSettings
+from uno_arena.server.throttle import address_key
 from uno_arena.v1 import DEFAULT_SERVER, control_pb2, control_pb2_grpc
 
 DEFAULTS = ServerSettings()
@@ -46,8 +47,20 @@ DEFAULTS = ServerSettings()
 @click.option(
     "--drain-timeout-ms", type=click.IntRange(0), default=DEFAULTS.drain_timeout_ms, show_default=True
 )
+@click.option("--max-spectators-per-match", type=click.IntRange(0), default=DEFAULTS.max_spectators_per_match,
+              show_default=True, help="Spectate streams of one match at once; more are refused.")  # fmt: skip
+@click.option("--max-spectators", type=click.IntRange(0), default=DEFAULTS.max_spectators, show_default=True,
+              help="Spectate streams at once, all matches together; more are refused.")  # fmt: skip
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+              help="A proxy (its IP address; repeat for more) whose x-forwarded-for metadata names the "
+                   "client that failed Hellos and control tokens count against.")  # fmt: skip
 def server_command(
-    listen: str, redis_url: str, key_prefix: str, bot_errors_strike: bool, **limits: int
+    listen: str,
+    redis_url: str,
+    key_prefix: str,
+    bot_errors_strike: bool,
+    trusted_proxies: tuple[str, ...],
+    **limits: int,
 ) -> None:
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
 
@@ -56,7 +69,11 @@ def server_command(
     exits 0. A second Ctrl-C aborts the running matches and stops at once.
     """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
-    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, **limits)
+    bad = [proxy for proxy in trusted_proxies if not address_key(proxy)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is not an IP address", param_hint="'--trusted-proxy'")
+    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike,
+                              trusted_proxies=trusted_proxies, **limits)  # fmt: skip
     connect(redis_url).close()
     try:
         asyncio.run(serve(listen, redis_url, settings))

@@ -59,6 +59,7 @@ class CloseReason(enum.StrEnum):
     SERVER_STOPPING = "server_stopping"
     TOKEN_CHECK_FAILED = "token_check_failed"  # the server could not check tokens right now
     DRAINED = "drained"  # after Drain, the last match finished
+    RATE_LIMITED = "rate_limited"  # too many failed Hellos from this address lately: retried with backoff
 
 
 def close_reason(error: grpc.aio.AioRpcError) -> CloseReason | None:
