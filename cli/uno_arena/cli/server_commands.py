@@ -11,14 +11,16 @@ from typing import Any
 import click
 from rich.console import Console
 
-from uno_arena.cli.options import connect, dial, server_option, with_redis
+from uno_arena.cli.options import connect, dial, server_option, tls_options, with_redis
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
 from uno_arena.server.app import serve
-from uno_arena.server.settings import ServerSettings
+from uno_arena.server.settings import ServerSettings, ServerTLS
 from uno_arena.v1 import DEFAULT_SERVER, control_pb2, control_pb2_grpc
+from uno_arena.v1.channels import ClientTLS, TLSError
 
 DEFAULTS = ServerSettings()
+_PEM_FILE = click.Path(exists=True, dir_okay=False)
 
 
 @click.command("server")
@@ -46,21 +48,50 @@ DEFAULTS = ServerSettings()
 @click.option(
     "--drain-timeout-ms", type=click.IntRange(0), default=DEFAULTS.drain_timeout_ms, show_default=True
 )
+@click.option(
+    "--tls-cert",
+    type=_PEM_FILE,
+    metavar="FILE",
+    help="Serve TLS with this certificate chain (PEM); re-read when the file changes, no restart.",
+)
+@click.option("--tls-key", type=_PEM_FILE, metavar="FILE", help="The certificate's private key (PEM).")
+@click.option(
+    "--tls-client-ca",
+    type=_PEM_FILE,
+    metavar="FILE",
+    help="Require every client (bots too) to present a certificate this CA (PEM) signed.",
+)
+@click.option("--insecure", is_flag=True,
+              help="Listen in plaintext on an address off this machine (tokens cross the network in clear; "
+                   "loopback needs no TLS).")  # fmt: skip
 def server_command(
-    listen: str, redis_url: str, key_prefix: str, bot_errors_strike: bool, **limits: int
-) -> None:
+    listen: str, redis_url: str, key_prefix: str, bot_errors_strike: bool, tls_cert: str | None,
+    tls_key: str | None, tls_client_ca: str | None, insecure: bool, **limits: int,
+) -> None:  # fmt: skip
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
 
     Ctrl-C or SIGTERM: no new match starts (PlayMatch is refused with UNAVAILABLE), the running
     ones finish (up to --drain-timeout-ms), then the bots are told the server is stopping and it
     exits 0. A second Ctrl-C aborts the running matches and stops at once.
+
+    Off loopback the server speaks TLS: --tls-cert FILE --tls-key FILE (renewed files are served to new
+    connections without a restart), or plaintext behind a TLS-terminating proxy on 127.0.0.1
+    (docs/deployment.md). Listening in plaintext elsewhere needs --insecure.
     """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
-    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, **limits)
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    if tls_client_ca is not None and tls_cert is None:
+        raise click.UsageError("--tls-client-ca needs --tls-cert and --tls-key")
+    if insecure and tls_cert is not None:
+        raise click.UsageError("--insecure is for plaintext: not with --tls-cert")
+    tls = ServerTLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
+    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
+                              insecure=insecure, **limits)  # fmt: skip
     connect(redis_url).close()
     try:
         asyncio.run(serve(listen, redis_url, settings))
-    except OSError as error:
+    except (OSError, TLSError) as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
         click.echo("interrupted before the server started", err=True)
@@ -103,6 +134,7 @@ def revoke(name: str, redis_url: str, key_prefix: str) -> None:
 
 @click.command("list")
 @server_option()
+@tls_options
 @click.option(
     "--control-token",
     envvar="UNO_ARENA_CONTROL_TOKEN",
@@ -112,8 +144,8 @@ def revoke(name: str, redis_url: str, key_prefix: str) -> None:
 @wide_option
 @json_option
 @with_redis
-def list_bots(server: str, control_token: str | None, wide: bool, as_json: bool, redis_url: str,
-              key_prefix: str) -> None:  # fmt: skip
+def list_bots(server: str, tls: ClientTLS, control_token: str | None, wide: bool, as_json: bool,
+              redis_url: str, key_prefix: str) -> None:  # fmt: skip
     """List the registered bots, and which are connected to the server and how many matches each plays."""
     registered = {bot.name: bot for bot in identity.registered_bots(connect(redis_url), key_prefix)}
     connected: dict[str, control_pb2.ConnectedBot] = {}
@@ -121,7 +153,7 @@ def list_bots(server: str, control_token: str | None, wide: bool, as_json: bool,
         note = "connections not shown: no --control-token (env UNO_ARENA_CONTROL_TOKEN)"
     else:
         try:
-            connected, note = {b.name: b for b in _connected_bots(server, control_token)}, ""
+            connected, note = {b.name: b for b in _connected_bots(server, tls, control_token)}, ""
         except click.ClickException as error:  # the registered bots are still worth listing
             note = f"connections not shown: {error.message}"
     if not registered and not connected:
@@ -170,8 +202,8 @@ def _bot_dict(name: str, bot: identity.RegisteredBot | None, live: control_pb2.C
     return values
 
 
-def _connected_bots(server: str, control_token: str) -> list[control_pb2.ConnectedBot]:
-    with dial(server) as channel:
+def _connected_bots(server: str, tls: ClientTLS, control_token: str) -> list[control_pb2.ConnectedBot]:
+    with dial(server, tls) as channel:
         stub = control_pb2_grpc.ControlServiceStub(channel)
         metadata = [("authorization", f"Bearer {control_token}")]
         bots: list[control_pb2.ConnectedBot] = list(
