@@ -63,13 +63,18 @@ def test_sdk_bots_and_match_play_play_a_match_over_tls(tls_server: RunningServer
                                                        certificates: Certificates) -> None:  # fmt: skip
     bots = connected_bots(tls_server, trusting(certificates), "tls-a", "tls-b")
     try:
-        code, output = match_play(tls_server, "tls-a", "tls-b", options=("--tls-ca", str(certificates.ca_file)))
+        code, output = match_play(
+            tls_server, "tls-a", "tls-b", options=("--tls-ca", str(certificates.ca_file))
+        )
         assert code == 0, output
         assert "target_reached" in output and "(winner)" in output
         # the CA from the environment, as UNO_ARENA_TLS_CA, is the same setting
         command = ["match", "play", "tls-a", "tls-b", "--server", tls_server.address, "--target", "30",
                    "--no-replay", "--json"]  # fmt: skip
-        env = {"UNO_ARENA_CONTROL_TOKEN": tls_server.control_token, "UNO_ARENA_TLS_CA": str(certificates.ca_file)}
+        env = {
+            "UNO_ARENA_CONTROL_TOKEN": tls_server.control_token,
+            "UNO_ARENA_TLS_CA": str(certificates.ca_file),
+        }
         result = CliRunner().invoke(cli, command, env=env)
         assert result.exit_code == 0 and '"end": "target_reached"' in result.output, result.output
     finally:
@@ -80,9 +85,8 @@ def test_sdk_bots_and_match_play_play_a_match_over_tls(tls_server: RunningServer
 
 def test_a_plaintext_client_is_refused_by_a_tls_server(tls_server: RunningServer,
                                                        caplog: pytest.LogCaptureFixture) -> None:  # fmt: skip
-    with grpc.insecure_channel(tls_server.address) as plain:
-        with pytest.raises(grpc.RpcError) as refused:
-            health_pb2_grpc.HealthStub(plain).Check(health_pb2.HealthCheckRequest(), timeout=5)
+    with grpc.insecure_channel(tls_server.address) as plain, pytest.raises(grpc.RpcError) as refused:
+        health_pb2_grpc.HealthStub(plain).Check(health_pb2.HealthCheckRequest(), timeout=5)
     assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
     # the CLI says what is wrong, not that nothing answers
     code, output = match_play(tls_server, "nobody-a", "nobody-b")
@@ -93,7 +97,9 @@ def test_a_plaintext_client_is_refused_by_a_tls_server(tls_server: RunningServer
     caplog.set_level(logging.WARNING, "uno_arena.sdk")
     bot = BackgroundBot(GreedyBot(), tls_server.address, "plain", tls_server.register("plain"))
     try:
-        wait_until(lambda: "takes connections, but no gRPC connection" in caplog.text, 20, "the SDK's warning")
+        wait_until(
+            lambda: "takes connections, but no gRPC connection" in caplog.text, 20, "the SDK's warning"
+        )
         assert bot.client.connections == 0 and tls_server.arena.gateway.connection("plain") is None
     finally:
         bot.stop()
@@ -160,7 +166,7 @@ def test_a_worker_refuses_a_server_off_this_machine_in_plaintext(monkeypatch: py
     monkeypatch.setenv("UNO_ARENA_CONTROL_TOKEN", "token")
     settings = WorkerSettings.from_env()
     assert settings.tls == ClientTLS(ca_file="/nowhere/ca.pem")
-    with pytest.raises(jobs.MatchFailed, match="cannot read --tls-ca /nowhere/ca.pem"):
+    with pytest.raises(jobs.MatchFailed, match=r"cannot read --tls-ca /nowhere/ca\.pem"):
         jobs._play(Keys("p", "far"), 0, match, spec, settings, lambda fault: None)
 
 
@@ -254,16 +260,18 @@ def test_client_certificates_required_by_tls_client_ca(mutual_server: RunningSer
         request = control_pb2.ListBotsRequest()
         metadata = [("authorization", f"Bearer {mutual_server.control_token}")]
         with channels.channel(mutual_server.address, with_cert) as channel:
-            listed = control_pb2_grpc.ControlServiceStub(channel).ListBots(request, metadata=metadata, timeout=10)
+            listed = control_pb2_grpc.ControlServiceStub(channel).ListBots(
+                request, metadata=metadata, timeout=10
+            )
         assert sorted(bot.name for bot in listed.bots) == ["mutual-a", "mutual-b"]
         options = ("--tls-ca", str(certificates.ca_file), "--tls-client-cert", str(cert),
                    "--tls-client-key", str(key))  # fmt: skip
         code, output = match_play(mutual_server, "mutual-a", "mutual-b", options=options)
         assert code == 0 and "target_reached" in output, output
         # ... one without is refused in the handshake, before any token is read
-        with channels.channel(mutual_server.address, trusting(certificates)) as channel:
-            with pytest.raises(grpc.RpcError) as refused:
-                control_pb2_grpc.ControlServiceStub(channel).ListBots(request, metadata=metadata, timeout=10)
+        without = channels.channel(mutual_server.address, trusting(certificates))
+        with without as channel, pytest.raises(grpc.RpcError) as refused:
+            control_pb2_grpc.ControlServiceStub(channel).ListBots(request, metadata=metadata, timeout=10)
         assert refused.value.code() is grpc.StatusCode.UNAVAILABLE
         code, output = match_play(mutual_server, "mutual-a", "mutual-b",
                                   options=("--tls-ca", str(certificates.ca_file)))  # fmt: skip
@@ -295,4 +303,3 @@ def test_bot_list_reaches_a_tls_server(tls_server: RunningServer, certificates: 
     finally:
         for bot in bots:
             bot.stop()
-

@@ -40,10 +40,11 @@ def configured_nginx(port: int, certificates: Certificates, upstream: int) -> st
     """The documented block with only the listening port, the certificate files and the upstream
     address replaced; each must be there exactly once."""
     config = documented_nginx()
-    for documented, ours in [("listen 443 ssl http2;", f"listen 127.0.0.1:{port} ssl http2;"),
-                             ("/etc/uno-arena/tls/server.pem", str(certificates.cert_file)),
-                             ("/etc/uno-arena/tls/server.key", str(certificates.key_file)),
-                             ("grpc_pass grpc://127.0.0.1:50051;", f"grpc_pass grpc://127.0.0.1:{upstream};")]:  # fmt: skip
+    replaced = [("listen 443 ssl http2;", f"listen 127.0.0.1:{port} ssl http2;"),
+                ("/etc/uno-arena/tls/server.pem", str(certificates.cert_file)),
+                ("/etc/uno-arena/tls/server.key", str(certificates.key_file)),
+                ("grpc_pass grpc://127.0.0.1:50051;", f"grpc_pass grpc://127.0.0.1:{upstream};")]  # fmt: skip
+    for documented, ours in replaced:
         assert config.count(documented) == 1, f"docs/deployment.md's nginx block lost {documented!r}"
         config = config.replace(documented, ours)
     return config
@@ -98,8 +99,9 @@ def test_a_refusal_and_its_reason_come_back_through_nginx(proxy: Proxy, match_se
 
 
 @pytest.mark.slow
-def test_whole_matches_to_500_through_nginx_on_the_same_streams(proxy: Proxy, match_server: RunningServer,
-                                                                certificates: Certificates) -> None:  # fmt: skip
+def test_whole_matches_to_500_through_nginx_on_the_same_streams(
+    proxy: Proxy, match_server: RunningServer, certificates: Certificates
+) -> None:
     """Two matches to 500 between three bots, one after the other, on the bots' first streams."""
     names = ("long-a", "long-b", "long-c")
     bots = [BackgroundBot(StrongBot(), proxy.address, name, match_server.register(name), proxy.ca)
@@ -120,8 +122,9 @@ def test_whole_matches_to_500_through_nginx_on_the_same_streams(proxy: Proxy, ma
 
 
 @pytest.mark.slow
-def test_a_stream_carries_more_than_nginx_s_default_body_limit(proxy: Proxy, match_server: RunningServer,
-                                                               certificates: Certificates) -> None:  # fmt: skip
+def test_a_stream_carries_more_than_nginx_s_default_body_limit(
+    proxy: Proxy, match_server: RunningServer
+) -> None:
     """A bot's stream adds up its messages as one request body: past nginx's default limit (1 MiB) a
     stream would be cut; the documented `client_max_body_size 0` lets it run on."""
     import grpc
