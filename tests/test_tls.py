@@ -20,13 +20,14 @@ from grpc_health.v1 import health_pb2, health_pb2_grpc
 from tests.conftest import REDIS_URL, RunningServer, start_server, stop_server
 from tests.sdk.runner import BackgroundBot
 from tests.tls import Certificates, certificates, same_certificate, served_certificate
-from tests.workers.harness import wait_until
+from tests.workers.harness import WorkerProcess, wait_until
 from uno_arena.cli.main import cli
 from uno_arena.sdk import BotClient, ClientTLS, PlaintextRefused, TLSError, run_bot
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.server.app import create_server, redis_client
 from uno_arena.server.settings import ServerSettings, ServerTLS
 from uno_arena.v1 import channels, control_pb2, control_pb2_grpc
+from uno_arena.workers.live import Follower
 
 __all__ = ["certificates"]  # a fixture, used by name
 
@@ -303,3 +304,81 @@ def test_bot_list_reaches_a_tls_server(tls_server: RunningServer, certificates: 
     finally:
         for bot in bots:
             bot.stop()
+
+
+def test_a_worker_plays_and_follows_a_match_with_a_client_certificate(
+    mutual_server: RunningServer, certificates: Certificates, tmp_path: Path
+) -> None:
+    """A real `uno-arena worker` whose options give its jobs (a fork) TLS and a client certificate: the
+    match is played and recorded; the live-feed follower, as a job runs it, gets every public event."""
+    from uno_arena.records.live import LiveFeed
+    from uno_arena.records.tournament import Keys
+
+    cert, key = certificates.issue("worker-1")
+    tls = trusting(certificates, cert_file=str(cert), key_file=str(key))
+    bots = connected_bots(mutual_server, tls, "w-a", "w-b")
+    client, prefix = mutual_server.redis, mutual_server.prefix
+    try:
+        options = ("--tls-ca", str(certificates.ca_file), "--tls-client-cert", str(cert), "--tls-client-key",
+                   str(key))  # fmt: skip
+        output = play_a_tournament(mutual_server, tmp_path / "worker.log", options, recorded=True)
+        assert "refusing" not in output and "cannot follow" not in output
+
+        keys = Keys(prefix, "followed")
+        follower = Follower(LiveFeed(client, keys, 0, ("w-a", "w-b")), mutual_server.address,
+                            mutual_server.control_token, tls)  # fmt: skip
+        follower.start()
+        request = control_pb2.PlayMatchRequest(match_id=keys.match_id(0), bots=["w-a", "w-b"], seed=4)
+        request.rules.target_score = 40
+        metadata = [("authorization", f"Bearer {mutual_server.control_token}")]
+        with channels.channel(mutual_server.address, tls) as channel:
+            progress = list(control_pb2_grpc.ControlServiceStub(channel).PlayMatch(request, metadata=metadata,
+                                                                                   timeout=60))  # fmt: skip
+        follower.close()
+        assert follower.written == progress[-1].finished.event_count > 0
+    finally:
+        for bot in bots:
+            bot.stop()
+
+
+@pytest.mark.slow
+def test_a_worker_without_its_client_certificate_fails_the_match_saying_why(
+    mutual_server: RunningServer, certificates: Certificates, tmp_path: Path
+) -> None:
+    cert, key = certificates.issue("bot")
+    bots = connected_bots(mutual_server, trusting(certificates, cert_file=str(cert), key_file=str(key)),
+                          "w-a", "w-b")  # fmt: skip
+    try:
+        play_a_tournament(mutual_server, tmp_path / "bare.log", ("--tls-ca", str(certificates.ca_file)),
+                          recorded=False)  # fmt: skip
+    finally:
+        for bot in bots:
+            bot.stop()
+
+
+def play_a_tournament(server: RunningServer, log: Path, options: tuple[str, ...], recorded: bool) -> str:
+    """One match between w-a and w-b played by a `uno-arena worker --burst` with `options`: recorded, or
+    failed for want of a connection (the server refusing the handshake); the worker's output."""
+    from uno_arena.records.spec import spec_from_dict
+    from uno_arena.records.tournament import MatchState, errors, states
+    from uno_arena.workers import lifecycle
+
+    client, prefix = server.redis, server.prefix
+    spec = spec_from_dict({"name": "mtls", "bots": ["w-a", "w-b"], "target": 60, "seed": 3,
+                           "server": server.address})  # fmt: skip
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    lifecycle.start(client, prefix, tournament_id)
+    worker = WorkerProcess(prefix, server.control_token, log, options=("--burst", *options))
+    worker.environment["UNO_ARENA_SERVER_WAIT_SECONDS"] = "1"
+    worker.start()
+    try:
+        if recorded:
+            wait_until(lambda: states(client, prefix, tournament_id).get(0) is MatchState.DONE, 60,
+                       f"the match to be recorded; the worker said:\n{worker.output()}")  # fmt: skip
+        else:
+            wait_until(lambda: 0 in errors(client, prefix, tournament_id), 60,
+                       f"the match to fail; the worker said:\n{worker.output()}")  # fmt: skip
+            assert "UNAVAILABLE" in errors(client, prefix, tournament_id)[0]
+    finally:
+        worker.stop()
+    return worker.output()
