@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -17,10 +16,8 @@ import pytest
 import trustme
 
 from tests.conftest import free_port
-from tests.provision import missing
+from tests.provision import nginx
 from tests.workers.harness import wait_until
-
-NGINX = shutil.which("nginx") or next((p for p in ("/usr/sbin/nginx",) if Path(p).exists()), None)
 
 
 @dataclass
@@ -89,9 +86,7 @@ def running_nginx(folder: Path, http: str) -> Iterator[subprocess.Popen[bytes]]:
     """nginx (Debian's package) in the foreground, one process, its pid, logs and temp files under
     `folder`, with `http` as its http block's content; stopped at the end. Skips (fails under CI) when
     nginx is not installed. The caller waits for its own ports."""
-    if NGINX is None:
-        missing("nginx is not installed (apt-get install nginx)")
-    assert NGINX is not None
+    binary = nginx()
     folder.mkdir(parents=True, exist_ok=True)
     temp = " ".join(f"{kind}_temp_path {folder}/{kind};" for kind in ("client_body", "proxy", "fastcgi",
                                                                        "uwsgi", "scgi"))  # fmt: skip
@@ -107,7 +102,7 @@ http {{
 {http}
 }}
 """)
-    command = [NGINX, "-p", str(folder), "-c", str(conf), "-e", str(folder / "error.log")]
+    command = [binary, "-p", str(folder), "-c", str(conf), "-e", str(folder / "error.log")]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield process

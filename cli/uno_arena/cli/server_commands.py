@@ -24,7 +24,12 @@ _PEM_FILE = click.Path(exists=True, dir_okay=False)
 
 
 @click.command("server")
-@click.option("--listen", default=DEFAULT_SERVER, show_default=True, help="HOST:PORT to listen on.")
+@click.option(
+    "--listen",
+    default=DEFAULT_SERVER,
+    show_default=True,
+    help="HOST:PORT to listen on; off loopback with --tls-cert/--tls-key (or --insecure).",
+)
 @with_redis
 @click.option(
     "--decision-timeout-ms", type=click.IntRange(10), default=DEFAULTS.decision_timeout_ms, show_default=True
