@@ -164,13 +164,10 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
         await redis_client_.aclose()
         raise
     tls = settings.tls
-    security = (
-        "plaintext"
-        if tls is None
-        else f"TLS, certificate {tls.cert_file}"
-        + (f", client certificates from {tls.client_ca_file} required" if tls.client_ca_file else "")
-    )
-    log.info("match server listening on %s (port %d, %s), %s", address, port, security, build.describe())
+    security = "plaintext" if tls is None else f"TLS with {tls.cert_file}"
+    if tls is not None and tls.client_ca_file:
+        security += f", client certificates from {tls.client_ca_file} required"
+    log.info("match server listening on %s (port %d), %s, %s", address, port, security, build.describe())
     # What is loaded by now lives as long as the server: kept out of the collector's passes, which
     # then walk only what matches and connections allocate (docs/performance.md)
     gc.freeze()
