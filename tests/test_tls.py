@@ -111,6 +111,11 @@ def test_a_client_trusting_another_ca_is_refused(tls_server: RunningServer, tmp_
     __import__("trustme").CA().cert_pem.write_to_path(str(other))
     code, output = match_play(tls_server, "a", "b", options=("--tls-ca", str(other)))
     assert code == 1 and "takes connections, but no gRPC connection was made with TLS (CA" in output, output
+    # UNO_ARENA_TLS=1: TLS with the system's roots, which do not hold the test's private CA
+    command = ["match", "play", "a", "b", "--server", tls_server.address]
+    env = {"UNO_ARENA_CONTROL_TOKEN": tls_server.control_token, "UNO_ARENA_TLS": "1"}
+    result = CliRunner().invoke(cli, command, env=env)
+    assert result.exit_code == 1 and "was made with TLS (the system's roots)" in result.output, result.output
 
 
 @pytest.mark.parametrize(
