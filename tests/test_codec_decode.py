@@ -119,21 +119,23 @@ def test_whole_matches_decode_to_the_rules_cores_values(players: int, seed: int)
     assert {EventKind.PLAYED, EventKind.DREW, EventKind.DEALT, EventKind.HAND_ENDED} <= kinds
 
 
-@pytest.mark.slow  # 12 whole matches, every seat's events decoded three ways: minutes on two loaded cores
 def test_every_event_kind_decodes() -> None:
-    """Across options that reach them all: first-card Wilds, reshuffles, challenges, catches,
-    and the house rules' swaps and passed hands."""
+    """Across options that reach them all: the house rules' swaps and passed hands first (one match
+    of them meets every kind today), then first-card Wilds, reshuffles, challenges and catches, each
+    played only while a kind is still unseen."""
     seen: set[EventKind] = set()
     options: list[dict[str, Any]] = [
+        {"players": 4, "target_score": 200, "stacking": True, "jump_in": True, "seven_zero": True,
+         "multi_play": True},
         {"players": 3, "target_score": 400, "first_wild_chooser": "first_player"},
         {"players": 2, "target_score": 60, "draw_until_playable": True, "dealer": "rotate_left"},
         {"players": 6, "target_score": 200, "first_wild_draw_four": "reshuffle", "max_turns_per_hand": 60},
-        {"players": 4, "target_score": 200, "stacking": True, "jump_in": True, "seven_zero": True,
-         "multi_play": True},
     ]  # fmt: skip
-    for number, option in enumerate(options):
-        for seed in range(1, 4):
-            kinds, _ = play_both_ways(RulesConfig.from_dict(option), seed * 10 + number)
+    for seed in range(1, 4):
+        for number, option in enumerate(options):
+            if seen == set(EventKind):
+                break
+            kinds, _ = play_both_ways(RulesConfig.from_dict(option), seed * 10 + (number + 3) % 4)
             seen |= kinds
     assert seen == set(EventKind)
 

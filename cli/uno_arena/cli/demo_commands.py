@@ -31,7 +31,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from uno_arena.cli.leaderboard_commands import print_leaderboard
-from uno_arena.cli.options import dial
+from uno_arena.cli.options import PASSWORD_FILE_VARIABLE, REDIS_URL_VARIABLE, connect, dial
 from uno_arena.cli.rules_commands import parse_rules
 from uno_arena.cli.tournament_commands import FINAL_STANDINGS_WAIT_S
 from uno_arena.cli.words import plural
@@ -99,13 +99,14 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
     prefix = f"demo-{secrets.token_hex(4)}"
     with contextlib.ExitStack() as stack:
         url = redis_url or stack.enter_context(_embedded_redis(console))
-        client = redis.Redis.from_url(url)
+        client = connect(url)
         stack.callback(_delete_keys, client, prefix, bool(redis_url))
         address = f"127.0.0.1:{_free_port()}"
         processes: list[subprocess.Popen[bytes]] = []
         stack.callback(_stop_all, processes)
-        common = ["--redis-url", url, "--key-prefix", prefix]
-        processes.append(_spawn(["server", "--listen", address, *common]))
+        common = ["--key-prefix", prefix]
+        reach = {REDIS_URL_VARIABLE: url}  # in the environment, not a command line: it may hold a password
+        processes.append(_spawn(["server", "--listen", address, *common], reach))
         token = identity.create_control_token(client, prefix)
         for name, target_class in EXAMPLES.items():
             bot_token = identity.register_bot(client, prefix, name)
@@ -113,10 +114,10 @@ def demo(redis_url: str | None, target: int, cycles: int, workers: int, seed: in
                                      "--server", address]))  # fmt: skip
         _wait_for_bots(address, token, len(EXAMPLES), console)
         web_address = _web_address(web_listen)
-        processes.append(_spawn(["web", "--listen", web_address, *common]))
+        processes.append(_spawn(["web", "--listen", web_address, *common], reach))
         _wait_for_web(web_address, processes[-1])
         for _ in range(workers):
-            processes.append(_spawn(["worker", *common], {"UNO_ARENA_CONTROL_TOKEN": token}))
+            processes.append(_spawn(["worker", *common], {**reach, "UNO_ARENA_CONTROL_TOKEN": token}))
         options = {k: v for k, v in rules.to_dict().items() if k not in ("players", "target_score")}
         spec = spec_from_dict({"name": "demo", "bots": list(EXAMPLES), "seats": SEATS, "cycles": cycles,
                                "target": target, "seed": seed, "server": address,
@@ -201,7 +202,10 @@ def _serve_until_interrupted(processes: list[subprocess.Popen[bytes]], console: 
 
 def _spawn(args: list[str], env: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
     command = [sys.executable, "-m", "uno_arena.cli", *args]
-    return subprocess.Popen(command, env={**os.environ, **(env or {})}, stdout=subprocess.DEVNULL,
+    # the demo's URL is the whole of what its processes use to reach Redis: a password file of the
+    # environment would be put in it
+    inherited = {name: value for name, value in os.environ.items() if name != PASSWORD_FILE_VARIABLE}
+    return subprocess.Popen(command, env={**inherited, **(env or {})}, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import logging
+import sys
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
@@ -69,6 +70,22 @@ class LazyGroup(click.Group):
                 rows.append((name, command.get_short_help_str(limit)))
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+class ArenaGroup(LazyGroup):
+    """The top group: a Redis error no command handled (a user whose ACL rights do not cover the command,
+    a password changed meanwhile) ends the command with one line saying what to check, not a traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except Exception as error:
+            redis = sys.modules.get("redis")  # loaded by whatever raised it; the base install has none
+            if redis is None or not isinstance(error, redis.RedisError):
+                raise
+            from uno_arena.records.connection import explain
+
+            raise click.ClickException(f"Redis: {explain(error)}") from None
 
 
 def _needs_platform(name: str, help: str) -> click.Command:
@@ -176,7 +193,7 @@ BOT_COMMANDS = {
 }
 
 
-@click.group(cls=LazyGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=ArenaGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--version",
     is_flag=True,

@@ -1,5 +1,5 @@
-"""Options shared by several commands: where Redis is, the key prefix, where the match server is and
-how to reach it (TLS)."""
+"""Options shared by several commands: where Redis is (and as whom), the key prefix, where the match
+server is and how to reach it (TLS)."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import contextlib
 import functools
 import socket
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -28,15 +29,29 @@ if TYPE_CHECKING:
     import redis
 
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/0"
+REDIS_URL_VARIABLE = "UNO_ARENA_REDIS_URL"
+PASSWORD_FILE_VARIABLE = "UNO_ARENA_REDIS_PASSWORD_FILE"
+PASSWORD_FILE_HINT = "'--redis-password-file'"
 SERVER_VARIABLE = "UNO_ARENA_SERVER"
 ANSWER_PROBE_S = 0.5  # after UNAVAILABLE: how long a channel may take to connect before nothing answers
 
 redis_url = click.option(
     "--redis-url",
-    envvar="UNO_ARENA_REDIS_URL",
+    envvar=REDIS_URL_VARIABLE,
     default=DEFAULT_REDIS_URL,
     show_default=True,
-    help="Redis holding bot identities (env UNO_ARENA_REDIS_URL).",
+    metavar="URL",
+    help=f"The platform's Redis (env {REDIS_URL_VARIABLE}): redis://USER:PASSWORD@HOST:PORT/DB, "
+    "rediss://... for TLS (?ssl_ca_certs=CA.pem for a private CA); docs/deployment.md.",
+)
+redis_password_file = click.option(
+    "--redis-password-file",
+    envvar=PASSWORD_FILE_VARIABLE,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help=f"Read the Redis user's password from FILE (env {PASSWORD_FILE_VARIABLE}; its first line), "
+    "in place of one in the URL, so that it is in no command line.",
 )
 key_prefix = click.option(
     "--key-prefix",
@@ -48,19 +63,56 @@ key_prefix = click.option(
 
 
 def with_redis(command: Callable[..., Any]) -> Callable[..., Any]:
-    return redis_url(key_prefix(command))
+    """`--redis-url`, `--redis-password-file` and `--key-prefix`: the command gets `redis_url` (with the
+    file's password in it, if one was given) and `key_prefix`."""
+
+    @functools.wraps(command)
+    def with_password(*args: Any, redis_password_file: Path | None, **kwargs: Any) -> Any:
+        if redis_password_file is not None:
+            kwargs["redis_url"] = _with_password_of(kwargs["redis_url"], redis_password_file)
+        return command(*args, **kwargs)
+
+    return redis_url(redis_password_file(key_prefix(with_password)))
+
+
+def _with_password_of(url: str, path: Path) -> str:
+    from uno_arena.records.connection import with_password
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise click.BadParameter(f"cannot read {path}: {error}", param_hint=PASSWORD_FILE_HINT) from None
+    if not lines or not lines[0]:
+        raise click.BadParameter(
+            f"{path} is empty: its first line must be the password", param_hint=PASSWORD_FILE_HINT
+        )
+    return with_password(url, lines[0])
 
 
 def connect(url: str) -> redis.Redis:
-    """A Redis client that has answered a PING, or a clear error."""
-    import redis  # here: a command that reads only files (`replay FILE`) runs without the platform
+    """A Redis client that has answered a PING, or a clear one-line error (the URL shown without its
+    password)."""
+    # here: a command that reads only files (`replay FILE`) runs without the platform (and redis)
+    from uno_arena.records.connection import RedisUrlError, client
 
-    client = redis.Redis.from_url(url)
+    try:
+        made = client(url)
+    except RedisUrlError as error:
+        raise click.BadParameter(str(error), param_hint="'--redis-url'") from None
+    ping(made, url)
+    return made
+
+
+def ping(client: redis.Redis, url: str) -> None:
+    """Return once `client` answers a PING; else end the command with what to check, in one line."""
+    import redis
+
+    from uno_arena.records.connection import explain, redact
+
     try:
         client.ping()
     except redis.RedisError as error:
-        raise click.ClickException(f"cannot reach Redis at {url}: {error}") from None
-    return client
+        raise click.ClickException(f"cannot use Redis at {redact(url)}: {explain(error, url)}") from None
 
 
 def server_option(

@@ -16,7 +16,7 @@ import click
 from click.core import ParameterSource
 
 from uno_arena.cli.main import PLATFORM_INSTALL, PLATFORM_MODULES
-from uno_arena.cli.options import with_redis
+from uno_arena.cli.options import ping, with_redis
 from uno_arena.web.limits import ServerLimits
 
 if TYPE_CHECKING:
@@ -74,14 +74,14 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
     client: redis.Redis | None = None
     if not replays_only:
         try:
-            import redis
+            from uno_arena.records.connection import RedisUrlError
         except ImportError as error:
             _missing(context, error, replays_only)
-        client = redis_client(redis_url)
-        try:  # it must answer at the start; later, while it does not, the pages say so
-            client.ping()
-        except redis.RedisError as error:
-            raise click.ClickException(f"cannot reach Redis at {redis_url}: {error}") from None
+        try:
+            client = redis_client(redis_url)
+        except RedisUrlError as error:
+            raise click.BadParameter(str(error), param_hint="'--redis-url'") from None
+        ping(client, redis_url)  # it must answer at the start; later, while it does not, the pages say so
     limits = ServerLimits(threads, connection_limit, channel_timeout)
     try:
         server = WebServer(

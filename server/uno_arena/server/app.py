@@ -17,6 +17,7 @@ from google.protobuf.message import Message
 from grpc_health.v1 import health, health_pb2, health_pb2_grpc
 from grpc_reflection.v1alpha import reflection
 
+from uno_arena.records import connection
 from uno_arena.rules import build
 from uno_arena.server.arena import Arena
 from uno_arena.server.servicers import BotServicer, ControlServicer
@@ -148,10 +149,10 @@ def _bind_error(address: str) -> OSError:
 def redis_client(url: str, connections: int = 32) -> aioredis.Redis:
     """A client whose pool makes callers wait for a free connection instead of failing.
 
-    Many bots connecting at once would otherwise exhaust the pool.
+    Many bots connecting at once would otherwise exhaust the pool. The URL may name an ACL user, its
+    password and TLS (`uno_arena.records.connection`; the server's least rights: docs/deployment.md).
     """
-    pool = aioredis.BlockingConnectionPool.from_url(url, max_connections=connections, timeout=30)
-    return aioredis.Redis(connection_pool=pool)
+    return connection.async_client(url, connections, wait_s=30)
 
 
 async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:

@@ -59,21 +59,23 @@ log = logging.getLogger(__name__)
 
 def redis_client(url: str) -> redis.Redis:
     """The web view's client: it fails fast (one immediate retry, for a connection a restarted Redis
-    dropped), so while Redis is down each page says so at once, and it reconnects by itself."""
-    import redis
+    dropped), so while Redis is down each page says so at once, and it reconnects by itself. A URL that
+    cannot work is a `RedisUrlError` (`uno_arena.records.connection`, which every component's client
+    goes through: TLS, ACL users, passwords never shown)."""
     from redis.backoff import NoBackoff
     from redis.retry import Retry
 
-    return redis.Redis.from_url(url, socket_connect_timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S,
-                                retry=Retry(NoBackoff(), 1))  # fmt: skip
+    from uno_arena.records.connection import client
+
+    return client(url, socket_connect_timeout=REDIS_TIMEOUT_S, socket_timeout=REDIS_TIMEOUT_S,
+                  retry=Retry(NoBackoff(), 1))  # fmt: skip
 
 
 def redis_address(client: redis.Redis) -> str:
     """Where the client's Redis is, for messages (never its password)."""
-    where = client.connection_pool.connection_kwargs
-    if "path" in where:
-        return f"unix://{where['path']}?db={where.get('db', 0)}"
-    return f"redis://{where.get('host', 'localhost')}:{where.get('port', 6379)}/{where.get('db', 0)}"
+    from uno_arena.records.connection import address
+
+    return address(client)
 
 
 _SEGMENT = re.compile(r"[A-Za-z0-9._~-]+")  # a path segment that needs no escaping anywhere
@@ -192,10 +194,13 @@ def _answer_redis_errors(app: Flask, where: str, refresh: int) -> None:
     """While Redis does not answer: a 503 page that reloads itself, or a JSON error for the API."""
     import redis
 
+    from uno_arena.records.connection import explain
+
     @app.errorhandler(redis.ConnectionError)
     @app.errorhandler(redis.TimeoutError)
     def redis_down(error: redis.RedisError) -> tuple[Response | str, int, dict[str, str]]:
-        log.warning("%s %s: Redis at %s is not answering: %s", request.method, request.path, where, error)
+        log.warning("%s %s: Redis at %s is not answering: %s", request.method, request.path, where,
+                    explain(error, where))  # fmt: skip
         message = f"the leaderboard's Redis at {where} is not answering"
         retry = {"Retry-After": str(refresh)}
         if _wants_json():
