@@ -10,12 +10,26 @@ DEADLINES = Deadlines()  # the one place the per-match defaults live; a PlayMatc
 
 
 @dataclass(frozen=True, slots=True)
+class ServerTLS:
+    """The server's TLS: its certificate chain and key (PEM files, re-read when they change, so a renewed
+    certificate is served to new connections without a restart), and optionally the CA whose client
+    certificates it requires (workers and control clients; a bot may present one too)."""
+
+    cert_file: str
+    key_file: str
+    client_ca_file: str | None = None  # set: every client must present a certificate this CA signed
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """Everything the server enforces; a PlayMatch request may override the per-match ones.
 
     Every limit on what a client sends or makes the server hold is here, so no
     bot (or control caller) can grow the server's memory without bound.
     """
+
+    tls: ServerTLS | None = None  # None: plaintext, which `create_server` allows on loopback only ...
+    insecure: bool = False  # ... unless this is set (`uno-arena server --insecure`)
 
     decision_timeout_ms: int = DEADLINES.decision_ms  # time a bot has to answer one decision
     max_message_bytes: int = 4 * 1024 * 1024  # larger messages end the bot's stream
