@@ -110,8 +110,8 @@ def server_command(
     if insecure and tls_cert is not None:
         raise click.UsageError("--insecure is for plaintext: not with --tls-cert")
     tls = ServerTLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
-    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike,
-                              trusted_proxies=trusted_proxies, tls=tls, insecure=insecure, **limits)  # fmt: skip
+    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
+                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)  # fmt: skip
     connect(redis_url).close()
     try:
         asyncio.run(serve(listen, redis_url, settings))
