@@ -88,6 +88,7 @@ from rq.registry import ScheduledJobRegistry
 from uno_arena.records.match import MatchRecord, match_key
 from uno_arena.records.tournament import Keys, text
 from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1.channels import channel as channel_to
 
 ROOT = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "uno_arena.cli"]
@@ -367,7 +368,7 @@ class Chaos:
 
     def connected_bots(self) -> int:
         metadata = [("authorization", f"Bearer {self.control_token}")]
-        with grpc.insecure_channel(self.server_address) as channel:
+        with channel_to(self.server_address) as channel:
             stub = control_pb2_grpc.ControlServiceStub(channel)
             response = stub.ListBots(control_pb2.ListBotsRequest(), metadata=metadata, timeout=5)
             return len(response.bots)
@@ -388,7 +389,7 @@ class Chaos:
         for name in names:
             self.bot_tokens[name] = self.cli("bot", "register", name).strip()
         self.start_server()
-        with grpc.insecure_channel(self.server_address) as channel:
+        with channel_to(self.server_address) as channel:
             grpc.channel_ready_future(channel).result(timeout=60)
         for name in names:
             self.start_bot(name, self.bot_class(name))

@@ -73,6 +73,7 @@ from uno_arena.v1 import (  # noqa: E402
     control_pb2_grpc,
 )
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
+from uno_arena.v1.channels import ClientTLS, aio_channel  # noqa: E402
 
 DEFAULT_COMPILED_PYTHON = ROOT / "build" / "venv-compiled" / "bin" / "python"
 RAW_METHOD = "/bench.Raw/PingPong"
@@ -279,15 +280,16 @@ class MinimalBot:
         latencies: list[float],
         last_sent: dict[str, float],
         until: float,
+        tls: ClientTLS | None = None,
     ) -> None:
-        self.address, self.name, self.token = address, name, token
+        self.address, self.name, self.token, self.tls = address, name, token, tls
         self.latencies = latencies
         self.last_sent = last_sent  # match id -> when its last answer was sent, by any bot of the match
         self.until = until  # only decisions before this moment count
         self.decisions = 0
 
     async def run(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
-        channel = grpc.aio.insecure_channel(self.address)
+        channel = aio_channel(self.address, self.tls)
         call = bot_pb2_grpc.BotServiceStub(channel).Connect()
         hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=1, client="bench")
         await call.write(bot_pb2.BotMessage(hello=hello))
@@ -317,7 +319,13 @@ class MinimalBot:
 
 
 async def ours(
-    address: str, control_token: str, tokens: dict[str, str], matches: int, seconds: float, server_pid: int
+    address: str,
+    control_token: str,
+    tokens: dict[str, str],
+    matches: int,
+    seconds: float,
+    server_pid: int,
+    tls: ClientTLS | None = None,
 ) -> tuple[list[float], int, tuple[float, float]]:
     """(latencies, decisions, (server, client) CPU seconds) of `matches` concurrent heads-up
     match slots over `seconds`, after a warm-up."""
@@ -325,12 +333,12 @@ async def ours(
     names = [f"m{matches}-{i}-{side}" for i in range(matches) for side in ("a", "b")]
     deadline = time.perf_counter() + 3600
     last_sent: dict[str, float] = {}
-    bots = [MinimalBot(address, n, tokens[n], latencies, last_sent, deadline) for n in names]
+    bots = [MinimalBot(address, n, tokens[n], latencies, last_sent, deadline, tls) for n in names]
     readies = [asyncio.Event() for _ in bots]
     stop = asyncio.Event()
     tasks = [asyncio.create_task(b.run(r, stop)) for b, r in zip(bots, readies, strict=True)]
     await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
-    channel = grpc.aio.insecure_channel(address)
+    channel = aio_channel(address, tls)
     control = control_pb2_grpc.ControlServiceStub(channel)
     metadata = (("authorization", f"Bearer {control_token}"),)
     counter = iter(range(10**9))
@@ -382,20 +390,20 @@ def rss_mib(pid: int) -> float:
 
 
 async def idle_bots(
-    address: str, tokens: dict[str, str], names: list[str]
+    address: str, tokens: dict[str, str], names: list[str], tls: ClientTLS | None = None
 ) -> tuple[list[object], list[object]]:
-    channels, calls = [], []
+    opened, calls = [], []
     for name in names:
-        channel = grpc.aio.insecure_channel(address)
+        channel = aio_channel(address, tls)
         call = bot_pb2_grpc.BotServiceStub(channel).Connect()
         await call.write(
             bot_pb2.BotMessage(hello=bot_pb2.Hello(bot_name=name, token=tokens[name], max_matches=1))
         )
-        channels.append(channel)
+        opened.append(channel)
         calls.append(call)
     for call in calls:
         await call.read()  # Welcome: connected and authenticated
-    return channels, calls
+    return opened, calls
 
 
 def free_port() -> int:

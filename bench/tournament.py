@@ -42,6 +42,7 @@ from uno_arena.v1 import (  # noqa: E402
     control_pb2,
     control_pb2_grpc,
 )
+from uno_arena.v1.channels import channel as channel_to  # noqa: E402
 from uno_arena.workers import lifecycle  # noqa: E402
 from uno_arena.workers.queue import delete_prefix  # noqa: E402
 
@@ -71,7 +72,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
 
 def wait_bots(address: str, token: str, count: int, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
-    with grpc.insecure_channel(address) as channel:
+    with channel_to(address) as channel:
         grpc.channel_ready_future(channel).result(timeout=timeout)
         stub = control_pb2_grpc.ControlServiceStub(channel)
         while len(stub.ListBots(control_pb2.ListBotsRequest(), metadata=_auth(token)).bots) < count:
@@ -121,7 +122,7 @@ def direct(client: redis.Redis, prefix: str, spec: TournamentSpec, token: str, c
             rules=codec.rules(spec.rules),
             seed=match.seed,
         )
-        with grpc.insecure_channel(spec.server) as channel:
+        with channel_to(spec.server) as channel:
             for progress in control_pb2_grpc.ControlServiceStub(channel).PlayMatch(
                 request, metadata=_auth(token)
             ):

@@ -2,9 +2,10 @@
 
 The JavaScript starter's packages come from the npm registry: the first test that needs them runs
 `npm ci` once (under a file lock, so parallel workers wait for one install). Debian's chromium and its
-driver cannot be installed by a test run: without them the browser tests skip, each with one line saying
-what is missing and the command that installs it. Under CI (`CI` set, as `.ci/run` has it) a missing
-piece is a failure instead, so CI cannot pass without the JavaScript kit and the browser having run.
+driver, and nginx, cannot be installed by a test run: without them the browser and proxy tests skip,
+each with one line saying what is missing and the command that installs it. Under CI (`CI` set, as
+`.ci/run` has it) a missing piece is a failure instead, so CI cannot pass without the JavaScript kit,
+the browser and the proxies having run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 JAVASCRIPT_STARTER = ROOT / "sdk" / "javascript"
 NPM_CI = ["npm", "ci", "--ignore-scripts", "--no-audit", "--no-fund", "--loglevel=error"]
 BROWSER_PACKAGES = "apt-get install chromium chromium-driver"
+NGINX_PATHS = ("/usr/sbin/nginx",)  # Debian's, off a non-root user's PATH
 
 
 def under_ci() -> bool:
@@ -53,3 +55,12 @@ def javascript_starter() -> Path:
                 said = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
                 missing(f"the JavaScript starter's packages: `npm ci` in sdk/javascript failed: {said[0]}")
     return JAVASCRIPT_STARTER
+
+
+def nginx() -> str:
+    """Debian's nginx binary (the proxy tests run it as a process of their own)."""
+    found = shutil.which("nginx") or next((p for p in NGINX_PATHS if Path(p).exists()), None)
+    if found is None:
+        missing("nginx is not installed (apt-get install nginx)")
+    assert found is not None
+    return found

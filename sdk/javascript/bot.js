@@ -7,6 +7,7 @@
 "use strict";
 
 const fs = require("node:fs");
+const net = require("node:net");
 const path = require("node:path");
 const { parseArgs } = require("node:util");
 const grpc = require("@grpc/grpc-js");
@@ -14,13 +15,21 @@ const protoLoader = require("@grpc/proto-loader");
 const { version } = require("./package.json");
 
 const USAGE = `usage: node bot.js --name NAME [--token TOKEN] [--server HOST:PORT]
-                   [--proto-dir DIR] [--max-matches N]
-  --server       the match server (default 127.0.0.1:50051)
-  --name         the registered bot name (uno-arena bot register NAME)
-  --token        its token (default: $UNO_ARENA_BOT_TOKEN)
-  --proto-dir    the folder holding uno_arena/v1/*.proto (default: $UNO_ARENA_PROTO,
-                 else ../../proto from this file, i.e. the repository's proto/)
-  --max-matches  matches played at once on the connection (default 4)`;
+                   [--tls | --tls-ca FILE] [--tls-client-cert FILE --tls-client-key FILE]
+                   [--insecure] [--proto-dir DIR] [--max-matches N]
+  --server           the match server (default 127.0.0.1:50051)
+  --name             the registered bot name (uno-arena bot register NAME)
+  --token            its token (default: $UNO_ARENA_BOT_TOKEN)
+  --tls              connect with TLS, trusting Node.js's CA roots (a public CA)
+  --tls-ca           connect with TLS, trusting this CA (PEM): a private CA
+                     (default: $UNO_ARENA_TLS_CA)
+  --tls-client-cert  this bot's certificate (PEM), for a server that requires one
+  --tls-client-key   its private key (PEM)
+  --insecure         allow plaintext to a server off this machine (the token crosses
+                     the network in clear); loopback needs no TLS
+  --proto-dir        the folder holding uno_arena/v1/*.proto (default: $UNO_ARENA_PROTO,
+                     else ../../proto from this file, i.e. the repository's proto/)
+  --max-matches      matches played at once on the connection (default 4)`;
 
 // ---- options -------------------------------------------------------------
 
@@ -42,6 +51,11 @@ function readOptions() {
           default: process.env.UNO_ARENA_PROTO || path.join(__dirname, "..", "..", "proto"),
         },
         "max-matches": { type: "string", default: "4" },
+        tls: { type: "boolean", default: false },
+        "tls-ca": { type: "string", default: process.env.UNO_ARENA_TLS_CA || undefined },
+        "tls-client-cert": { type: "string" },
+        "tls-client-key": { type: "string" },
+        insecure: { type: "boolean", default: false },
         help: { type: "boolean", short: "h" },
       },
     }));
@@ -64,7 +78,58 @@ function readOptions() {
   if (!fs.existsSync(path.join(protoDir, "uno_arena", "v1", "bot.proto"))) {
     fail(`no uno_arena/v1/bot.proto under ${protoDir}: pass --proto-dir or set UNO_ARENA_PROTO`);
   }
-  return { server: values.server, name: values.name, token: values.token, protoDir, maxMatches };
+  const credentials = channelCredentials(values);
+  const { server, name, token } = values;
+  return { server, name, token, protoDir, maxMatches, credentials };
+}
+
+// ---- how to reach the server: TLS, or plaintext on this machine only -------
+
+// Whether HOST:PORT ([v6]:PORT) stays on this machine: 127.0.0.0/8, ::1 or localhost. Other
+// names are not resolved: a name is off the machine unless it is localhost.
+const LOOPBACK = new net.BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+
+function isLoopback(server) {
+  let host = server;
+  if (server.startsWith("[")) host = server.slice(1, server.indexOf("]"));
+  else if ((server.match(/:/g) || []).length === 1) host = server.slice(0, server.lastIndexOf(":"));
+  if (host.toLowerCase() === "localhost") return true;
+  const family = net.isIP(host);
+  return family !== 0 && LOOPBACK.check(host, family === 4 ? "ipv4" : "ipv6");
+}
+
+function readPem(file, option) {
+  try {
+    return fs.readFileSync(file);
+  } catch (error) {
+    return fail(`cannot read ${option} ${file}: ${error.message}`);
+  }
+}
+
+// TLS (Node.js's roots, or the CA given) or plaintext; the token is never sent in clear to an
+// address off this machine unless --insecure says so (before any connection is made).
+function channelCredentials(values) {
+  const ca = values["tls-ca"];
+  const cert = values["tls-client-cert"];
+  const key = values["tls-client-key"];
+  if (Boolean(cert) !== Boolean(key)) {
+    fail("a client certificate needs its key: give both --tls-client-cert and --tls-client-key");
+  }
+  if (values.tls || ca || cert) {
+    return grpc.credentials.createSsl(
+      ca ? readPem(ca, "--tls-ca") : null,
+      key ? readPem(key, "--tls-client-key") : null,
+      cert ? readPem(cert, "--tls-client-cert") : null,
+    );
+  }
+  if (!values.insecure && !isLoopback(values.server)) {
+    fail(`refusing to send the token in clear to ${values.server}, which is not on this machine: ` +
+         "connect with TLS (--tls, or --tls-ca FILE / UNO_ARENA_TLS_CA for a private CA), or pass " +
+         "--insecure if the network between is private", 1);
+  }
+  return grpc.credentials.createInsecure();
 }
 
 // ---- the protocol, loaded from the .proto files ----------------------------
@@ -238,7 +303,7 @@ const FINAL_STATUS = {
 };
 
 async function main() {
-  const client = new BotService(options.server, grpc.credentials.createInsecure(), {
+  const client = new BotService(options.server, options.credentials, {
     "grpc.keepalive_time_ms": 10000, // our own pings: the server allows one a second at most
     "grpc.keepalive_timeout_ms": 5000,
     "grpc.initial_reconnect_backoff_ms": 500, // gRPC's own backoff would grow to 120 s: keep it

@@ -6,15 +6,17 @@ import asyncio
 import threading
 from typing import Any
 
-from uno_arena.sdk import Bot, BotClient, ClientSettings
+from uno_arena.sdk import Bot, BotClient, ClientSettings, ClientTLS
 
 
 class BackgroundBot:
     """A real SDK client in a thread; `stop()` is what Ctrl-C does in `uno-arena bot run`."""
 
-    def __init__(self, bot: Bot, server: str, name: str, token: str, **settings: Any) -> None:
+    def __init__(
+        self, bot: Bot, server: str, name: str, token: str, tls: ClientTLS | None = None, **settings: Any
+    ) -> None:
         self.loop = asyncio.new_event_loop()
-        self.client = BotClient(bot, server, name, token, ClientSettings(**settings))
+        self.client = BotClient(bot, server, name, token, ClientSettings(**settings), tls)
         self.error: BaseException | None = None
         self.finished = threading.Event()
         self.thread = threading.Thread(target=self._run, name=f"sdk {name}", daemon=True)

@@ -24,14 +24,17 @@ from tests.conftest import RunningServer, free_port, start_server, stop_server
 from tests.provision import javascript_starter
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control, play_match
+from tests.tls import Certificates, certificates
 from uno_arena.records import identity
-from uno_arena.sdk import Action, Observation
+from uno_arena.sdk import Action, ClientTLS, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.server import arena
-from uno_arena.v1 import control_pb2
+from uno_arena.server.settings import ServerTLS
+from uno_arena.v1 import channels, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 
 NODE = shutil.which("node")
+__all__ = ["certificates"]  # a fixture, used by name
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +45,10 @@ def bot_js() -> Path:
 class NodeBot:
     """`node bot.js` in its own process, its token from the environment; a thread collects its output."""
 
-    def __init__(self, bot_js: Path, server: str, name: str, token: str, *options: str) -> None:
+    def __init__(self, bot_js: Path, server: str, name: str, token: str, *options: str,
+                 environment: dict[str, str] | None = None) -> None:  # fmt: skip
         assert NODE is not None
-        env = {**os.environ, "UNO_ARENA_BOT_TOKEN": token}
+        env = {**os.environ, "UNO_ARENA_BOT_TOKEN": token, **(environment or {})}
         command = [NODE, str(bot_js), "--server", server, "--name", name, *options]
         self.process = subprocess.Popen(
             command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
@@ -286,3 +290,43 @@ def test_the_javascript_bot_stops_when_its_token_is_revoked_knowing_why_from_the
     assert js.lines[-1] == (
         "error: the bot's token was replaced or revoked: UNAUTHENTICATED your key no longer opens this door"
     )
+
+
+def test_the_javascript_bot_plays_over_tls_with_a_private_ca(
+    redis_prefix: tuple[redis.Redis, str], certificates: Certificates, bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    tls = ServerTLS(str(certificates.cert_file), str(certificates.key_file))
+    server, thread = start_server(*redis_prefix, tls=tls, keepalive_ms=1000)
+    trusted = ClientTLS(ca_file=str(certificates.ca_file))
+    try:  # the CA from the environment, as UNO_ARENA_TLS_CA, and from the option
+        js = NodeBot(bot_js, server.address, "js-tls", server.register("js-tls"),
+                     environment={"UNO_ARENA_TLS_CA": str(certificates.ca_file)})  # fmt: skip
+        node_bots.append(js)
+        js_opt = NodeBot(bot_js, server.address, "js-tls-2", server.register("js-tls-2"), "--tls-ca",
+                         str(certificates.ca_file))  # fmt: skip
+        node_bots.append(js_opt)
+        js.wait_for_line(r"connected to .* as js-tls,")
+        js_opt.wait_for_line(r"connected to .* as js-tls-2,")
+        request = control_pb2.PlayMatchRequest(match_id="js-tls", bots=["js-tls", "js-tls-2"], seed=5,
+                                               rules=pb.RulesConfig(target_score=100))  # fmt: skip
+        metadata = [("authorization", f"Bearer {server.control_token}")]
+        with channels.channel(server.address, trusted) as channel:
+            progress = list(control_pb2_grpc.ControlServiceStub(channel).PlayMatch(request, metadata=metadata,
+                                                                                   timeout=120))  # fmt: skip
+        result = progress[-1].finished.result
+        assert result.reason == pb.MATCH_END_TARGET_REACHED and not result.forfeited
+        assert list(result.faults) == [0, 0]
+        js.wait_for_line(r"match js-tls finished: MATCH_END_TARGET_REACHED")
+    finally:
+        stop_server(server, thread)
+
+
+def test_the_javascript_bot_refuses_to_send_its_token_in_clear_off_this_machine(
+    bot_js: Path, node_bots: list[NodeBot]
+) -> None:
+    js = NodeBot(bot_js, "192.0.2.1:50051", "js-far", "secret-token")  # never routed: nothing could answer
+    node_bots.append(js)
+    assert js.wait() == 1
+    refusal = "error: refusing to send the token in clear to 192.0.2.1:50051, which is not on this machine"
+    assert js.lines[-1].startswith(f"{refusal}: connect with TLS (--tls, or --tls-ca FILE")
+    assert not any("connect" in line and "ended" in line for line in js.lines)  # it never tried

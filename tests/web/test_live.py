@@ -42,10 +42,15 @@ class Message:
 class EventStream:
     """`GET url` with a plain HTTP client, its body read as server-sent events as they arrive."""
 
-    def __init__(self, url: str, last_id: str | None = None, timeout: float = 15) -> None:
+    def __init__(self, url: str, last_id: str | None = None, timeout: float = 15, source: str | None = None,
+                 forwarded_for: str | None = None) -> None:  # fmt: skip
+        """`source`: the client's own address (another loopback one, e.g. 127.0.0.2, is another client);
+        `forwarded_for`: an X-Forwarded-For header, as a proxy sends it."""
         parts = urllib.parse.urlsplit(url)
-        self.connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
+        bound = (source, 0) if source else None
+        self.connection = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout, bound)
         headers = {"Accept": "text/event-stream"} | ({"Last-Event-ID": last_id} if last_id else {})
+        headers |= {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
         self.connection.request("GET", parts.path, headers=headers)
         self.response = self.connection.getresponse()
         self.retry_ms: int | None = None
@@ -92,9 +97,10 @@ def follow(url: str, last_id: str | None = None) -> Iterator[Message]:
 
 
 @contextlib.contextmanager
-def web(client: redis.Redis, prefix: str, threads: int = 8, **limits: Any) -> Iterator[str]:
+def web(client: redis.Redis, prefix: str, threads: int = 8, trust_proxy: bool = False,
+        **limits: Any) -> Iterator[str]:  # fmt: skip
     """The web view on its own server (waitress, `threads` threads); `limits`: the live streams'."""
-    app = create_app(client, prefix)
+    app = create_app(client, prefix, trust_proxy=trust_proxy)
     live_web.limit(app, live_web.LiveLimits(**limits))
     with serving(app, ServerLimits(threads=threads)) as url:  # the streams: threads - 2
         yield url
@@ -170,7 +176,8 @@ def test_a_stream_ends_by_itself_and_the_browser_resumes_where_it_was(feed: live
 def test_live_streams_are_capped_and_a_closed_one_frees_its_place(feed: live.LiveFeed) -> None:
     client, prefix = feed.client, feed.keys.prefix
     feed.start()
-    with web(client, prefix, threads=4, block_ms=100) as url:  # 4 threads: 2 streams, 2 for the pages
+    # 4 threads: 2 streams, 2 for the pages; every stream from this one address, so its own limit lifted
+    with web(client, prefix, threads=4, block_ms=100, per_client=3) as url:
         events_url = f"{url}/match/{feed.match_id}/events"
         held = [EventStream(events_url) for _ in range(2)]
         for stream in held:
@@ -193,6 +200,38 @@ def test_live_streams_are_capped_and_a_closed_one_frees_its_place(feed: live.Liv
 
         wait_until(accepted, 10, "a closed stream's place to be free again")
         for stream in held:
+            stream.close()
+
+
+def test_one_client_address_holds_at_most_two_streams(feed: live.LiveFeed) -> None:
+    """Six slow readers from one address took every stream; now a client gets two, and others get in."""
+    client, prefix = feed.client, feed.keys.prefix
+    feed.start()
+    with web(client, prefix, threads=8, block_ms=100) as url:  # 6 streams, 2 per client address
+        events_url = f"{url}/match/{feed.match_id}/events"
+        held = [EventStream(events_url) for _ in range(2)]
+        assert [stream.status for stream in held] == [200, 200]
+        third = EventStream(events_url)
+        assert third.status == 429
+        assert third.response.getheader("Retry-After") == str(live_web.LiveLimits().busy_retry_s)
+        assert b"this address has 2 live streams open, the most one may" in third.response.read()
+        third.close()
+        elsewhere = EventStream(events_url, source="127.0.0.2")  # another client is let in
+        assert elsewhere.status == 200 and next(elsewhere.messages()).event == "start"
+        for stream in [*held, elsewhere]:
+            stream.close()
+
+
+def test_behind_a_trusted_proxy_the_client_it_forwards_for_counts(feed: live.LiveFeed) -> None:
+    client, prefix = feed.client, feed.keys.prefix
+    feed.start()
+    with web(client, prefix, threads=8, trust_proxy=True, block_ms=100) as url:
+        events_url = f"{url}/match/{feed.match_id}/events"
+        ann = [EventStream(events_url, forwarded_for="10.0.0.1") for _ in range(3)]
+        assert [stream.status for stream in ann] == [200, 200, 429]
+        bob = EventStream(events_url, forwarded_for="198.51.100.7, 10.0.0.2")  # the proxy's own entry last
+        assert bob.status == 200
+        for stream in [*ann, bob]:
             stream.close()
 
 

@@ -14,9 +14,9 @@ from typing import TextIO
 
 import click
 
-from uno_arena.cli.options import server_option
+from uno_arena.cli.options import server_option, tls_options
 from uno_arena.cli.words import plural
-from uno_arena.sdk import Bot, BotClient, BotRefused, BotReplaced, ClientSettings
+from uno_arena.sdk import Bot, BotClient, BotRefused, BotReplaced, ClientSettings, ClientTLS, TLSError
 from uno_arena.sdk._bot_errors import raised
 
 
@@ -92,14 +92,18 @@ def load_bot_class(target: str) -> type[Bot]:
     "--token", envvar="UNO_ARENA_BOT_TOKEN", required=True, help="The bot's token (env UNO_ARENA_BOT_TOKEN)."
 )
 @server_option()
+@tls_options
 @click.option(
     "--max-matches", type=click.IntRange(1), default=4, show_default=True, help="Matches played at once."
 )
-def run(target: str, name: str, token: str, server: str, max_matches: int) -> None:
+def run(target: str, name: str, token: str, server: str, tls: ClientTLS, max_matches: int) -> None:
     """Run BOT (file.py:ClassName or module:ClassName) until Ctrl-C, which finishes its matches first.
 
     BOT is path/to/file.py:ClassName or package.module:ClassName (a module in the current folder
     loads too). The bot reconnects by itself if the server restarts.
+
+    A server off this machine is reached with TLS: --tls (a certificate from a public CA) or --tls-ca
+    FILE (a private CA); the token is never sent in clear there unless --insecure says so.
 
     Ctrl-C (or SIGTERM) drains: the server gives the bot no new match, the running ones are played
     to their end, then it exits 0. A second Ctrl-C stops at once: the running matches are forfeited
@@ -112,7 +116,10 @@ def run(target: str, name: str, token: str, server: str, max_matches: int) -> No
     except Exception as error:
         message = f"cannot create {bot_class.__name__}(): {raised(error)}"
         raise click.BadParameter(message, param_hint="BOT") from None
-    client = BotClient(bot, server, name, token, ClientSettings(max_matches=max_matches))
+    try:
+        client = BotClient(bot, server, name, token, ClientSettings(max_matches=max_matches), tls)
+    except TLSError as error:  # refused before connecting: plaintext off this machine, or a bad file
+        raise click.ClickException(str(error)) from None
     abandoned: list[int] = []  # the running matches a second Ctrl-C left behind
 
     def on_signal(signum: signal.Signals) -> None:

@@ -218,7 +218,20 @@ BOT_COMMANDS = {
 def cli(verbose: int) -> None:
     """UNO bot tournaments under the official rules."""
     level = logging.WARNING - 10 * min(verbose, 2)
-    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(PrintableFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=level, handlers=[handler])
+
+
+class PrintableFormatter(logging.Formatter):
+    """Log lines with every control character escaped (`uno_arena.v1.printable`): whatever a bot or a file
+    sent reaches the terminal or the log file inert and on one line, even where a message quotes it as
+    it came (a traceback, added after, is left as it is)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        from uno_arena.v1.printable import printable  # here: `--help` and `--version` need no rules core
+
+        return printable(super().formatMessage(record))
 
 
 @cli.group("bot", cls=LazyGroup, lazy=BOT_COMMANDS)

@@ -12,15 +12,16 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn
 
-from uno_arena.cli.options import dial, server_option
+from uno_arena.cli.options import dial, server_option, tls_options
 from uno_arena.cli.rules_commands import parse_rules
-from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
+from uno_arena.cli.tables import Column, json_option, print_fitted, shown, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.records.spec import DEFAULTS
 from uno_arena.rules import RulesConfig
 from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.channels import ClientTLS
 from uno_arena.v1.names import name_of
 
 DEFAULT_REPLAY_DIR = Path("replays")
@@ -34,6 +35,7 @@ def match() -> None:
 @match.command("play")
 @click.argument("bots", nargs=-1, required=True)
 @server_option()
+@tls_options
 @click.option("--control-token", envvar="UNO_ARENA_CONTROL_TOKEN", required=True,
               help="A control token (env UNO_ARENA_CONTROL_TOKEN).")  # fmt: skip
 @click.option(
@@ -74,10 +76,14 @@ def match() -> None:
 @click.option("--no-replay", is_flag=True, help="Write no replay file.")
 @wide_option
 @json_option
-def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | None, target: int,
-         rules_text: str, match_id: str | None, wait: int, replay_dir: Path,
+def play(bots: tuple[str, ...], server: str, tls: ClientTLS, control_token: str, seed: int | None,
+         target: int, rules_text: str, match_id: str | None, wait: int, replay_dir: Path,
          no_replay: bool, wide: bool, as_json: bool) -> None:  # fmt: skip
-    """Play one match between the connected BOTS (in seat order) and print the result."""
+    """Play one match between the connected BOTS (in seat order) and print the result.
+
+    A server off this machine is reached with TLS (--tls, or --tls-ca FILE for a private CA); the
+    control token is never sent there in clear unless --insecure says so.
+    """
     seats = min(max(len(bots), MIN_PLAYERS), MAX_PLAYERS)  # the server checks the count of BOTS itself
     config = parse_rules(rules_text, seats, {"players": "the BOTS listed", "target_score": "--target"})
     seed = choose_seed(seed)
@@ -90,7 +96,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
         rules=codec.rules(replace(config, target_score=target)),
         wait_for_bots_ms=wait * 1000,
     )
-    with dial(server) as channel:  # a server that is not there, or refuses: one line, exit 1
+    with dial(server, tls) as channel:  # a server that is not there, or refuses: one line, exit 1
         stub = control_pb2_grpc.ControlServiceStub(channel)
         finished, events = _follow(stub, request, control_token, target, console)
     result = finished.result
@@ -109,7 +115,7 @@ def play(bots: tuple[str, ...], server: str, control_token: str, seed: int | Non
     for seat, name in enumerate(result.bots):
         mark = " (winner)" if seat in result.winners else " (forfeited)" if seat in result.forfeited else ""
         rows.append([str(seat), name + mark, str(result.totals[seat]), str(result.faults[seat])])
-    print_fitted(console, _SEAT_COLUMNS, rows, wide, title=f"match {result.match_id}: {ended}")
+    print_fitted(console, _SEAT_COLUMNS, rows, wide, title=f"match {shown(result.match_id)}: {ended}")
     console.print(f"{plural(len(result.hands), 'hand')}, {plural(finished.event_count, 'event')}; replay: "
                   f"seed {finished.seed}, {plural(len(finished.actions), 'action')}")  # fmt: skip
     if path is not None:
@@ -152,7 +158,7 @@ def _follow(stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.Play
                 totals = [t + p for t, p in zip(totals, message.hand.points, strict=True)]
                 progress.update(task, completed=min(max(totals), target), totals=" ".join(map(str, totals)))
             elif kind == "fault":
-                console.print(f"fault: seat {message.fault.seat}: {message.fault.detail}")
+                console.print(f"fault: seat {message.fault.seat}: {shown(message.fault.detail)}")
             elif kind == "log":
                 events.extend(message.log.events)
             elif kind == "finished":

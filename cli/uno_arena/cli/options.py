@@ -1,10 +1,11 @@
-"""Options shared by several commands: where Redis is (and as whom), the key prefix, and where the match
-server is."""
+"""Options shared by several commands: where Redis is (and as whom), the key prefix, where the match
+server is and how to reach it (TLS)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
+import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -12,6 +13,16 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from uno_arena.v1 import DEFAULT_SERVER
+from uno_arena.v1.channels import (
+    INSECURE_VARIABLE,
+    TLS_CA_VARIABLE,
+    TLS_CLIENT_CERT_VARIABLE,
+    TLS_CLIENT_KEY_VARIABLE,
+    TLS_VARIABLE,
+    ClientTLS,
+    TLSError,
+    host_of,
+)
 
 if TYPE_CHECKING:
     import grpc
@@ -118,21 +129,83 @@ def server_option(
     )
 
 
+_PEM_FILE = click.Path(exists=True, dir_okay=False)
+_TLS_OPTIONS = (
+    click.option("--tls", "tls_on", is_flag=True, envvar=TLS_VARIABLE,
+                 help=f"Connect with TLS, trusting the system's CA roots (env {TLS_VARIABLE}=1)."),
+    click.option("--tls-ca", type=_PEM_FILE, envvar=TLS_CA_VARIABLE, metavar="FILE",
+                 help=f"Connect with TLS, trusting this CA (PEM): a private CA (env {TLS_CA_VARIABLE})."),
+    click.option("--tls-client-cert", type=_PEM_FILE, envvar=TLS_CLIENT_CERT_VARIABLE, metavar="FILE",
+                 help="This client's certificate (PEM), for a server started with --tls-client-ca "
+                      f"(env {TLS_CLIENT_CERT_VARIABLE})."),
+    click.option("--tls-client-key", type=_PEM_FILE, envvar=TLS_CLIENT_KEY_VARIABLE, metavar="FILE",
+                 help=f"Its private key (PEM) (env {TLS_CLIENT_KEY_VARIABLE})."),
+    click.option("--insecure", is_flag=True, envvar=INSECURE_VARIABLE,
+                 help="Allow plaintext to a server off this machine: the token crosses the network in "
+                      f"clear (env {INSECURE_VARIABLE}=1). Loopback needs no TLS."),
+)  # fmt: skip
+
+
+def tls_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """`--tls`, `--tls-ca FILE`, `--tls-client-cert FILE`, `--tls-client-key FILE` and `--insecure` (each
+    also from its UNO_ARENA_* variable), handed to the command as one `tls: ClientTLS`."""
+
+    @functools.wraps(command)
+    def with_tls(*args: Any, tls_on: bool, tls_ca: str | None, tls_client_cert: str | None,
+                 tls_client_key: str | None, insecure: bool, **kwargs: Any) -> Any:  # fmt: skip
+        try:
+            tls = ClientTLS(tls_on, tls_ca, tls_client_cert, tls_client_key, insecure)
+        except TLSError as error:
+            raise click.UsageError(str(error)) from None
+        return command(*args, tls=tls, **kwargs)
+
+    decorated: Callable[..., Any] = with_tls
+    for option in reversed(_TLS_OPTIONS):
+        decorated = option(decorated)
+    return decorated
+
+
 def unreachable(server: str) -> str:
     return (
         f"no match server answers at {server} (is `uno-arena server` running? --server or {SERVER_VARIABLE})"
     )
 
 
-def rpc_failure(error: grpc.RpcError, channel: grpc.Channel, server: str) -> str:
+def rpc_failure(
+    error: grpc.RpcError, channel: grpc.Channel, server: str, tls: ClientTLS | None = None
+) -> str:
     """One line for a failed call: nothing listening is said plainly, not as gRPC's "failed to connect to
-    all addresses"; a server that answered and refused (e.g. UNAVAILABLE while it drains) is quoted."""
+    all addresses"; a port that takes connections but no gRPC connection is made on (TLS against
+    plaintext, a certificate not trusted) is said so, with what to check; a server that answered and
+    refused (e.g. UNAVAILABLE while it drains) is quoted."""
     import grpc
 
     code = error.code()
     if code is grpc.StatusCode.UNAVAILABLE and not _answers(channel):
-        return unreachable(server)
+        if not _port_open(server):
+            return unreachable(server)
+        tls = tls or ClientTLS()
+        hint = (
+            "is it a TLS server, and does --tls-ca name the CA that signed its certificate "
+            "(or --tls-client-cert, if it requires one)?"
+            if tls.enabled
+            else "if it serves TLS, connect with --tls or --tls-ca FILE"
+        )
+        return (
+            f"the match server at {server} takes connections, but no gRPC connection was made with "
+            f"{tls.describe()}: {error.details()} ({hint})"
+        )
     return f"{code.name}: {error.details()}"
+
+
+def _port_open(server: str) -> bool:
+    """Whether something accepts TCP connections at `server` (HOST:PORT)."""
+    host, port = host_of(server), server.rpartition(":")[2]
+    try:
+        with socket.create_connection((host, int(port)), timeout=ANSWER_PROBE_S):
+            return True
+    except (OSError, ValueError):
+        return False
 
 
 def _answers(channel: grpc.Channel) -> bool:
@@ -147,12 +220,19 @@ def _answers(channel: grpc.Channel) -> bool:
 
 
 @contextlib.contextmanager
-def dial(server: str) -> Iterator[grpc.Channel]:
-    """A channel to the match server; a call failing on it ends the command with one clear line."""
+def dial(server: str, tls: ClientTLS | None = None) -> Iterator[grpc.Channel]:
+    """A channel to the match server (TLS as `tls` says; plaintext off this machine refused unless
+    `tls.insecure`); a call failing on it ends the command with one clear line."""
     import grpc
 
-    with grpc.insecure_channel(server) as channel:
+    from uno_arena.v1.channels import channel as new_channel
+
+    try:
+        opened = new_channel(server, tls)
+    except TLSError as error:
+        raise click.ClickException(str(error)) from None
+    with opened as channel:
         try:
             yield channel
         except grpc.RpcError as error:
-            raise click.ClickException(rpc_failure(error, channel, server)) from None
+            raise click.ClickException(rpc_failure(error, channel, server, tls)) from None

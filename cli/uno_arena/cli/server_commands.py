@@ -12,19 +12,27 @@ import click
 from rich.console import Console
 
 from uno_arena.cli.log_format import log_format_option, say
-from uno_arena.cli.options import connect, dial, server_option, with_redis
+from uno_arena.cli.options import connect, dial, server_option, tls_options, with_redis
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
 from uno_arena.server.app import serve
-from uno_arena.server.settings import ServerSettings
+from uno_arena.server.settings import ServerSettings, ServerTLS
+from uno_arena.server.throttle import address_key
 from uno_arena.v1 import DEFAULT_SERVER, control_pb2, control_pb2_grpc
+from uno_arena.v1.channels import ClientTLS, TLSError
 
 DEFAULTS = ServerSettings()
+_PEM_FILE = click.Path(exists=True, dir_okay=False)
 
 
 @click.command("server")
 @log_format_option("server")
-@click.option("--listen", default=DEFAULT_SERVER, show_default=True, help="HOST:PORT to listen on.")
+@click.option(
+    "--listen",
+    default=DEFAULT_SERVER,
+    show_default=True,
+    help="HOST:PORT to listen on; off loopback with --tls-cert/--tls-key (or --insecure).",
+)
 @with_redis
 @click.option(
     "--decision-timeout-ms", type=click.IntRange(10), default=DEFAULTS.decision_timeout_ms, show_default=True
@@ -48,21 +56,68 @@ DEFAULTS = ServerSettings()
 @click.option(
     "--drain-timeout-ms", type=click.IntRange(0), default=DEFAULTS.drain_timeout_ms, show_default=True
 )
+@click.option("--max-spectators-per-match", type=click.IntRange(0), default=DEFAULTS.max_spectators_per_match,
+              show_default=True, help="Spectate streams of one match at once; more are refused.")  # fmt: skip
+@click.option("--max-spectators", type=click.IntRange(0), default=DEFAULTS.max_spectators, show_default=True,
+              help="Spectate streams at once, all matches together; more are refused.")  # fmt: skip
+@click.option("--trusted-proxy", "trusted_proxies", multiple=True, metavar="ADDRESS",
+              help="A proxy (its IP address; repeat for more) whose x-forwarded-for metadata names the "
+                   "client that failed Hellos and control tokens count against.")  # fmt: skip
+@click.option(
+    "--tls-cert",
+    type=_PEM_FILE,
+    metavar="FILE",
+    help="Serve TLS with this certificate chain (PEM); re-read when the file changes, no restart.",
+)
+@click.option("--tls-key", type=_PEM_FILE, metavar="FILE", help="The certificate's private key (PEM).")
+@click.option(
+    "--tls-client-ca",
+    type=_PEM_FILE,
+    metavar="FILE",
+    help="Require every client (bots too) to present a certificate this CA (PEM) signed.",
+)
+@click.option("--insecure", is_flag=True,
+              help="Listen in plaintext on an address off this machine (tokens cross the network in clear; "
+                   "loopback needs no TLS).")  # fmt: skip
 def server_command(
-    listen: str, redis_url: str, key_prefix: str, bot_errors_strike: bool, **limits: int
+    listen: str,
+    redis_url: str,
+    key_prefix: str,
+    bot_errors_strike: bool,
+    trusted_proxies: tuple[str, ...],
+    tls_cert: str | None,
+    tls_key: str | None,
+    tls_client_ca: str | None,
+    insecure: bool,
+    **limits: int,
 ) -> None:
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
 
     Ctrl-C or SIGTERM: no new match starts (PlayMatch is refused with UNAVAILABLE), the running
     ones finish (up to --drain-timeout-ms), then the bots are told the server is stopping and it
     exits 0. A second Ctrl-C aborts the running matches and stops at once.
+
+    Off loopback the server speaks TLS: --tls-cert FILE --tls-key FILE (renewed files are served to new
+    connections without a restart), or plaintext behind a TLS-terminating proxy on 127.0.0.1
+    (docs/deployment.md). Listening in plaintext elsewhere needs --insecure.
     """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
-    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, **limits)
+    bad = [proxy for proxy in trusted_proxies if not address_key(proxy)]
+    if bad:
+        raise click.BadParameter(f"{bad[0]!r} is not an IP address", param_hint="'--trusted-proxy'")
+    if (tls_cert is None) != (tls_key is None):
+        raise click.UsageError("--tls-cert and --tls-key go together")
+    if tls_client_ca is not None and tls_cert is None:
+        raise click.UsageError("--tls-client-ca needs --tls-cert and --tls-key")
+    if insecure and tls_cert is not None:
+        raise click.UsageError("--insecure is for plaintext: not with --tls-cert")
+    tls = ServerTLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
+    settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
+                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)  # fmt: skip
     connect(redis_url).close()
     try:
         asyncio.run(serve(listen, redis_url, settings))
-    except OSError as error:
+    except (OSError, TLSError) as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
         say("interrupted before the server started", err=True)
@@ -105,6 +160,7 @@ def revoke(name: str, redis_url: str, key_prefix: str) -> None:
 
 @click.command("list")
 @server_option()
+@tls_options
 @click.option(
     "--control-token",
     envvar="UNO_ARENA_CONTROL_TOKEN",
@@ -114,8 +170,8 @@ def revoke(name: str, redis_url: str, key_prefix: str) -> None:
 @wide_option
 @json_option
 @with_redis
-def list_bots(server: str, control_token: str | None, wide: bool, as_json: bool, redis_url: str,
-              key_prefix: str) -> None:  # fmt: skip
+def list_bots(server: str, tls: ClientTLS, control_token: str | None, wide: bool, as_json: bool,
+              redis_url: str, key_prefix: str) -> None:  # fmt: skip
     """List the registered bots, and which are connected to the server and how many matches each plays."""
     registered = {bot.name: bot for bot in identity.registered_bots(connect(redis_url), key_prefix)}
     connected: dict[str, control_pb2.ConnectedBot] = {}
@@ -123,7 +179,7 @@ def list_bots(server: str, control_token: str | None, wide: bool, as_json: bool,
         note = "connections not shown: no --control-token (env UNO_ARENA_CONTROL_TOKEN)"
     else:
         try:
-            connected, note = {b.name: b for b in _connected_bots(server, control_token)}, ""
+            connected, note = {b.name: b for b in _connected_bots(server, tls, control_token)}, ""
         except click.ClickException as error:  # the registered bots are still worth listing
             note = f"connections not shown: {error.message}"
     if not registered and not connected:
@@ -172,8 +228,8 @@ def _bot_dict(name: str, bot: identity.RegisteredBot | None, live: control_pb2.C
     return values
 
 
-def _connected_bots(server: str, control_token: str) -> list[control_pb2.ConnectedBot]:
-    with dial(server) as channel:
+def _connected_bots(server: str, tls: ClientTLS, control_token: str) -> list[control_pb2.ConnectedBot]:
+    with dial(server, tls) as channel:
         stub = control_pb2_grpc.ControlServiceStub(channel)
         metadata = [("authorization", f"Bearer {control_token}")]
         bots: list[control_pb2.ConnectedBot] = list(

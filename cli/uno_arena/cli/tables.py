@@ -16,8 +16,11 @@ import click
 from rich import box
 from rich.cells import cell_len
 from rich.console import Console
+from rich.markup import escape
 from rich.measure import Measurement
 from rich.table import Table
+
+from uno_arena.v1.printable import printable
 
 WIDE = 100_000  # a width no table reaches: `--wide` lines are as long as their content
 
@@ -25,6 +28,12 @@ wide_option = click.option(
     "--wide", is_flag=True, help="Every column, however wide the lines get (default: fit the terminal)."
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="The same as JSON, every field.")
+
+
+def shown(text: str) -> str:
+    """Text from outside (a bot, a replay file, a server's message) for rich to print: control characters
+    escaped (`printable`) and markup too, so `[bold]` or an ESC sequence shows as what it is."""
+    return escape(printable(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,7 +63,11 @@ def fitted(
     lines: bool = True,
 ) -> tuple[Table | None, list[str]]:
     """The table in at most `width` columns (None: unbounded), and the headers of the columns dropped;
-    no table if even the columns never dropped do not fit side by side (`print_fitted` stacks them)."""
+    no table if even the columns never dropped do not fit side by side (`print_fitted` stacks them).
+
+    Cells are text, never markup, with control characters escaped: they may hold what a bot sent (the
+    title and caption are the caller's markup)."""
+    rows = [[printable(cell) for cell in row] for row in rows]  # measured as they will show
     kept = list(range(len(columns)))
     while True:
         table = _table(columns, rows, kept, width, title, caption, lines)
@@ -90,7 +103,7 @@ def _table(columns: Sequence[Column], rows: Sequence[Sequence[str]], kept: list[
         table.add_column(column.header, width=size, no_wrap=column.whole, overflow="fold",
                          justify=column.justify)  # type: ignore[arg-type]  # fmt: skip
     for row in rows:
-        table.add_row(*(row[i] for i in kept))
+        table.add_row(*(escape(row[i]) for i in kept))
     return table
 
 
@@ -140,9 +153,9 @@ def _print_stacked(console: Console, columns: Sequence[Column], rows: Sequence[S
     if title:
         console.print(title, highlight=False)
     for row in rows:
-        console.print(row[0], highlight=False, overflow="ignore", crop=False)
+        console.print(shown(row[0]), highlight=False, overflow="ignore", crop=False)
         for column, cell in zip(columns[1:], row[1:], strict=True):
             if cell:
-                console.print(f"  {column.header}: {cell}", highlight=False)
+                console.print(f"  {column.header}: {shown(cell)}", highlight=False)
     if caption:
         console.print(caption, highlight=False)

@@ -18,7 +18,7 @@ from rich.text import Text
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, server_option, with_redis
 from uno_arena.cli.rules_commands import rules_values
-from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
+from uno_arena.cli.tables import Column, json_option, print_fitted, shown, wide_option
 from uno_arena.cli.words import plural
 from uno_arena.leaderboard import board
 from uno_arena.records import ruleset
@@ -171,7 +171,7 @@ def status(
         console.print(_page_line(matches, total, first, only), highlight=False)
     else:
         for index, reason in sorted(errors(client, key_prefix, tournament_id).items()):
-            console.print(f"match {index}: {reason}")
+            console.print(f"match {index}: {shown(reason)}")
     if state.only_failed_left:
         console.print(_rerun_hint(state))
 

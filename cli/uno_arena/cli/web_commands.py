@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import redis
 
 DEFAULTS = ServerLimits()
+MIB = 1024 * 1024
+MAX_REPLAY_MIB = 8  # records.replay.MAX_REPLAY_BYTES, not imported here (a test holds them equal)
 REPLAYS_INSTALL = "pip install 'uno-arena[replays]'"
 REPLAYS_MODULES = frozenset({"flask", "werkzeug", "jinja2", "markupsafe", "itsdangerous", "waitress"})
 
@@ -48,16 +50,23 @@ REPLAYS_MODULES = frozenset({"flask", "werkzeug", "jinja2", "markupsafe", "itsda
               metavar="DIR", help="Also serve the replay files in DIR (`bot play --replay`, `match play`) at "
                                   "/match/MATCH_ID; without a Redis URL, serve only them (no Redis "
                                   "needed).")  # fmt: skip
+@click.option("--live-streams-per-client", type=click.IntRange(0), default=2, show_default=True,
+              help="Live streams open at once from one client address (0: no limit of its own); behind a "
+                   "proxy, the proxy is one client unless --trust-proxy.")  # fmt: skip
+@click.option("--max-replay-mib", type=click.IntRange(1), default=MAX_REPLAY_MIB, show_default=True,
+              help="The largest replay file shown, in MiB (a match's is some 100-300 KB); a larger one is "
+                   "refused (413), never read.")  # fmt: skip
 @click.option("--url-prefix", default="", metavar="PATH",
               help="Serve every page, file and API under PATH (e.g. /uno), for a reverse proxy that passes "
                    "the path on unchanged (docs/web.md).")  # fmt: skip
 @click.option("--trust-proxy", is_flag=True, default=False,
-              help="Believe the X-Forwarded-Prefix header (a proxy that strips its prefix says it there); "
-                   "only behind a proxy that sets it, as a client could send its own.")  # fmt: skip
+              help="Believe the X-Forwarded-Prefix header (a proxy that strips its prefix says it there) and "
+                   "the client address the proxy adds to X-Forwarded-For; only behind a proxy that sets "
+                   "them, as a client could send its own.")  # fmt: skip
 @with_redis
 def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_timeout: int,
-        replays: Path | None, url_prefix: str, trust_proxy: bool, redis_url: str,
-        key_prefix: str) -> None:  # fmt: skip
+        replays: Path | None, live_streams_per_client: int, max_replay_mib: int, url_prefix: str,
+        trust_proxy: bool, redis_url: str, key_prefix: str) -> None:  # fmt: skip
     """Serve the tournaments, their standings, the bots and the matches (replays and live) until Ctrl-C."""
     context = click.get_current_context()
     host, _, port = listen.rpartition(":")
@@ -84,10 +93,10 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
         except RedisUrlError as error:
             raise click.BadParameter(str(error), param_hint="'--redis-url'") from None
         ping(client, redis_url)  # it must answer at the start; later, while it does not, the pages say so
-    limits = ServerLimits(threads, connection_limit, channel_timeout)
+    limits = ServerLimits(threads, connection_limit, channel_timeout, live_streams_per_client)
     try:
         server = WebServer(
-            create_app(client, key_prefix, refresh, replays, url_path, trust_proxy),
+            create_app(client, key_prefix, refresh, replays, url_path, trust_proxy, max_replay_mib * MIB),
             host.strip("[]"),
             int(port),
             limits,

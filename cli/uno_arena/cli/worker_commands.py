@@ -10,7 +10,8 @@ import socket
 import click
 
 from uno_arena.cli.log_format import log_format_option, say
-from uno_arena.cli.options import connect, with_redis
+from uno_arena.cli.options import connect, tls_options, with_redis
+from uno_arena.v1.channels import ClientTLS
 from uno_arena.workers.jobs import REFRESH_JOB
 from uno_arena.workers.queue import match_queue, queue_name
 from uno_arena.workers.settings import (
@@ -30,6 +31,7 @@ from uno_arena.workers.worker import ArenaWorker
 @with_redis
 @click.option("--control-token", envvar=TOKEN_VARIABLE, required=True,
               help=f"Control token for the match server (env {TOKEN_VARIABLE}).")  # fmt: skip
+@tls_options
 @click.option("--name", help="Worker name (default: prefix, host and pid).")
 @click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
 @click.option("--lease-seconds", type=click.FloatRange(0.5), default=LEASE_S, show_default=True,
@@ -42,8 +44,8 @@ from uno_arena.workers.worker import ArenaWorker
               envvar=REDIS_WAIT_VARIABLE,
               help="Seconds a job waits for Redis to record a result before the attempt fails; the worker "
                    f"itself waits for Redis as long as it takes (env {REDIS_WAIT_VARIABLE}).")  # fmt: skip
-def worker(redis_url: str, key_prefix: str, control_token: str, name: str | None, burst: bool,
-           lease_seconds: float, server_wait: float, redis_wait: float) -> None:  # fmt: skip
+def worker(redis_url: str, key_prefix: str, control_token: str, tls: ClientTLS, name: str | None,
+           burst: bool, lease_seconds: float, server_wait: float, redis_wait: float) -> None:  # fmt: skip
     """Play queued matches. Start as many as you like, on any machine that reaches Redis and the server.
 
     Each worker also moves retries whose backoff is over to the queue and
@@ -53,8 +55,14 @@ def worker(redis_url: str, key_prefix: str, control_token: str, name: str | None
     Equivalent: `rq worker -w uno_arena.workers.worker.ArenaWorker -u URL PREFIX.matches` with
     UNO_ARENA_CONTROL_TOKEN set. Plain `rq worker --with-scheduler` plays matches too, but has no
     reaper and quits when Redis restarts under a busy worker.
+
+    A tournament names its match server; the worker decides how to reach it: with TLS (--tls, or
+    --tls-ca FILE for a private CA, and --tls-client-cert/--tls-client-key for a server that requires
+    them). A match on a server off this machine is refused (recorded as failed) rather than played with
+    the control token in clear, unless --insecure.
     """
     os.environ[TOKEN_VARIABLE] = control_token  # the work horse (a fork) and the reaper read them
+    os.environ.update(tls.to_env())
     os.environ[LEASE_VARIABLE] = str(lease_seconds)
     os.environ[SERVER_WAIT_VARIABLE] = str(server_wait)
     os.environ[REDIS_WAIT_VARIABLE] = str(redis_wait)

@@ -22,6 +22,7 @@ class CloseReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLOSE_REASON_SERVER_STOPPING: _ClassVar[CloseReason]
     CLOSE_REASON_TOKEN_CHECK_FAILED: _ClassVar[CloseReason]
     CLOSE_REASON_DRAINED: _ClassVar[CloseReason]
+    CLOSE_REASON_RATE_LIMITED: _ClassVar[CloseReason]
 CLOSE_REASON_UNSPECIFIED: CloseReason
 CLOSE_REASON_REPLACED: CloseReason
 CLOSE_REASON_TOKEN_REVOKED: CloseReason
@@ -34,6 +35,7 @@ CLOSE_REASON_STRAY_FLOOD: CloseReason
 CLOSE_REASON_SERVER_STOPPING: CloseReason
 CLOSE_REASON_TOKEN_CHECK_FAILED: CloseReason
 CLOSE_REASON_DRAINED: CloseReason
+CLOSE_REASON_RATE_LIMITED: CloseReason
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "decision", "ping", "drain", "bot_error")

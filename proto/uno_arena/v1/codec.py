@@ -405,10 +405,11 @@ def events_message(match_id: str, encoded: Sequence[bytes]) -> bytes:
     return _field(_EVENTS_TAG, _text(_EVENTS_MATCH_ID, match_id) + events)
 
 
-def spectator_event(match_id: str, encoded: Sequence[bytes]) -> control_pb2.SpectatorEvent:
-    """A SpectatorEvent of `event_bytes` encodings (public ones: the caller's care)."""
+def spectator_event(match_id: str, encoded: Sequence[bytes]) -> bytes:
+    """A serialized SpectatorEvent of `event_bytes` encodings (public ones: the caller's care), built
+    once and written as it is to every Spectate stream of the match."""
     events = b"".join([_field(_SPECTATED_EVENT_TAG, e) for e in encoded])
-    return control_pb2.SpectatorEvent.FromString(_text(_SPECTATED_MATCH_ID, match_id) + events)
+    return _text(_SPECTATED_MATCH_ID, match_id) + events
 
 
 # How each kind of event field is written, from the .proto's field types

@@ -8,10 +8,17 @@ of a seat after it forfeited), so a forfeit does not read as normal play.
 A replay file is `export`'s JSON (what `uno-arena replay MATCH_ID --json`
 prints) in a file of its own: `uno-arena bot play --replay DIR` and `uno-arena match play` write them,
 without Redis, and `uno-arena replay PATH` and `uno-arena web --replays DIR` read them back.
+
+A replay file may come from anywhere, so reading one is bounded: a file over `MAX_REPLAY_BYTES` (a match's
+file is some 100-300 KB) is refused before it is read (`ReplayFileTooLarge`), and a folder's index reads
+only the head of each file, where its `summary` is (`read_replay_summary`). Everything in it is shown
+through `printable`: the text's lines have every control character escaped, whatever bot names, ids or
+fault details the file holds.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import random
@@ -32,13 +39,33 @@ from uno_arena.rules import ConfigError, action_from_id, new_match, play, to_mov
 from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import described, name_of
+from uno_arena.v1.printable import printable
 
 REPLAY_SUFFIX = ".json"
+MAX_REPLAY_BYTES = 8 * 1024 * 1024  # the largest replay file read (a match's is some 100-300 KB)
+SUMMARY_HEAD_BYTES = 64 * 1024  # how much of a file's head `read_replay_summary` reads for its summary
 _SAFE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,199}")
+_SUMMARY_FIRST = re.compile(r'\s*\{\s*"summary"\s*:\s*')
 
 
 class ReplayFileError(ValueError):
     """A replay file that is missing, unreadable or not a replay; the message names the file."""
+
+
+class ReplayFileTooLarge(ReplayFileError):
+    """A replay file over the size limit: refused before it is read (the message says both sizes)."""
+
+    def __init__(self, path: Path, size: int, limit: int) -> None:
+        super().__init__(f"{path}: too large to read as a replay file ({_mib(size)}; the limit is "
+                         f"{_mib(limit)})")  # fmt: skip
+        self.size, self.limit = size, limit
+
+
+def _mib(size: int) -> str:
+    """`8 MiB`, `161.2 MiB`, `512 bytes`."""
+    if size < 1024 * 1024:
+        return f"{size:,} bytes"
+    return f"{size / (1024 * 1024):.1f}".removesuffix(".0") + " MiB"
 
 
 def export(match: RecordedMatch) -> dict[str, object]:
@@ -74,7 +101,12 @@ def lines(match: RecordedMatch) -> Iterator[str]:
     tournament's log has them all, a seat's view only its own (`hidden` otherwise).
 
     A fault shows as a `!!` line where it happened, before the events of the action applied for it;
-    the events of the server's automatic moves end with `[automatic]`."""
+    the events of the server's automatic moves end with `[automatic]`. Every line is `printable`: a bot
+    name or fault detail from a file of unknown origin cannot act on a terminal."""
+    return (printable(line) for line in _lines(match))
+
+
+def _lines(match: RecordedMatch) -> Iterator[str]:
     summary = match.record
     bots = summary.bots
     yield f"{match.match_id}: {' vs '.join(bots)}, seed {summary.seed}"
@@ -450,17 +482,13 @@ def replay_path_in(folder: Path, match_id: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def read_replay_file(path: Path) -> RecordedMatch:
-    """The inverse of `write_replay_file`. Raises `ReplayFileError` for a missing or invalid file."""
-    try:
-        raw = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ReplayFileError(f"{path}: no such replay file") from None
-    except (OSError, UnicodeDecodeError) as error:
-        raise ReplayFileError(f"{path}: cannot read it: {error}") from None
+def read_replay_file(path: Path, max_bytes: int = MAX_REPLAY_BYTES) -> RecordedMatch:
+    """The inverse of `write_replay_file`. Raises `ReplayFileError` for a missing or invalid file, and
+    `ReplayFileTooLarge` for one over `max_bytes` (before reading it)."""
+    raw = _read_bounded(path, max_bytes)
     try:
         values = json.loads(raw)
-    except json.JSONDecodeError as error:
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ReplayFileError(f"{path}: not a replay file (not JSON: {error})") from None
     missing = [
         k for k in ("summary", "finished", "events") if not isinstance(values, dict) or k not in values
@@ -479,6 +507,70 @@ def read_replay_file(path: Path) -> RecordedMatch:
     ):
         raise ReplayFileError(f"{path}: not a valid replay file: its summary and result name other seats")
     return RecordedMatch(record, finished, events, _modified(path))
+
+
+def replay_file_size(path: Path) -> int:
+    """The file's size in bytes; `ReplayFileError` if it is missing or cannot be read."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        raise ReplayFileError(f"{path}: no such replay file") from None
+    except OSError as error:
+        raise ReplayFileError(f"{path}: cannot read it: {error}") from None
+
+
+def _read_bounded(path: Path, max_bytes: int) -> bytes:
+    """The file's bytes, at most `max_bytes` of them: a larger file is refused unread (and one that grows
+    past the limit while read, when it does)."""
+    size = replay_file_size(path)
+    if size > max_bytes:
+        raise ReplayFileTooLarge(path, size, max_bytes)
+    try:
+        with path.open("rb") as file:
+            raw = file.read(max_bytes + 1)
+    except FileNotFoundError:
+        raise ReplayFileError(f"{path}: no such replay file") from None
+    except OSError as error:
+        raise ReplayFileError(f"{path}: cannot read it: {error}") from None
+    if len(raw) > max_bytes:
+        raise ReplayFileTooLarge(path, len(raw), max_bytes)
+    return raw
+
+
+def read_replay_summary(path: Path, max_bytes: int = MAX_REPLAY_BYTES) -> dict[str, Any]:
+    """A replay file's `summary` (bots, winners, reason ...) as JSON values, read from the file's head.
+
+    A replay file begins with its summary (`export`'s first key), so a folder's index reads at most
+    `SUMMARY_HEAD_BYTES` of each file, however long its events. A file that does not begin so (written
+    by hand) is read whole, within `max_bytes`. Raises `ReplayFileError` (`ReplayFileTooLarge`)."""
+    try:
+        with path.open("rb") as file:
+            head = file.read(SUMMARY_HEAD_BYTES)
+    except FileNotFoundError:
+        raise ReplayFileError(f"{path}: no such replay file") from None
+    except OSError as error:
+        raise ReplayFileError(f"{path}: cannot read it: {error}") from None
+    try:  # a character cut at the end of the head waits for bytes that are not read
+        text = codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError as error:
+        raise ReplayFileError(f"{path}: not a replay file (not UTF-8: {error})") from None
+    first = _SUMMARY_FIRST.match(text)
+    if first is not None:
+        try:
+            summary, _ = json.JSONDecoder().raw_decode(text, first.end())
+        except json.JSONDecodeError:
+            summary = None  # cut by the head's end (or broken: the whole read below says which)
+        if isinstance(summary, dict):
+            return summary
+    try:
+        values = json.loads(_read_bounded(path, max_bytes))
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ReplayFileError(f"{path}: not a replay file (not JSON: {error})") from None
+    if not isinstance(values, dict) or not isinstance(values.get("summary"), dict):
+        raise ReplayFileError(f"{path}: not a replay file (no summary)")
+    summary = values["summary"]
+    assert isinstance(summary, dict)
+    return summary
 
 
 def _modified(path: Path) -> float:

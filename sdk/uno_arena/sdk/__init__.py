@@ -61,6 +61,7 @@ from uno_arena.rules.event import (
 from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, CloseReason, run_bot
 from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
+from uno_arena.v1.channels import ClientTLS, PlaintextRefused, TLSError
 from uno_arena.v1.codec import ProtocolMismatch
 
 __all__ = [
@@ -76,6 +77,7 @@ __all__ = [
     "Caught",
     "Challenged",
     "ClientSettings",
+    "ClientTLS",
     "CloseReason",
     "Colour",
     "ColourChosen",
@@ -105,6 +107,7 @@ __all__ = [
     "MatchResult",
     "Observation",
     "Phase",
+    "PlaintextRefused",
     "Played",
     "ProtocolMismatch",
     "Rank",
@@ -115,6 +118,7 @@ __all__ = [
     "Shuffled",
     "Skipped",
     "Swapped",
+    "TLSError",
     "parse_card",
     "parse_cards",
     "run_bot",

@@ -1,5 +1,8 @@
 """The connection loop: connect, say Hello, answer decisions, reconnect with backoff, stop cleanly.
 
+The channel is TLS when `ClientTLS` says so (`uno_arena.v1.channels`); a plaintext one is refused to an
+address off this machine (the Hello carries the bot's token) unless `ClientTLS(insecure=True)`.
+
 Two ways to stop: `drain()` (the first Ctrl-C of `uno-arena bot run`) tells the server to start no
 new match, plays the running ones to their end and returns once the server ends the stream OK;
 `stop()` (the second Ctrl-C) ends the stream at once, and the running matches are forfeited.
@@ -26,7 +29,8 @@ from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.decision_threads import DecisionThreads
 from uno_arena.sdk.messages import FaultKind, fault_from, hand_result_from, match_info_from
 from uno_arena.sdk.round_trip import RoundTrip
-from uno_arena.v1 import bot_pb2, codec
+from uno_arena.v1 import bot_pb2, channels, codec
+from uno_arena.v1.channels import ClientTLS
 from uno_arena.v1.names import close_reason_of, name_of
 
 log = logging.getLogger(__name__)
@@ -59,6 +63,7 @@ class CloseReason(enum.StrEnum):
     SERVER_STOPPING = "server_stopping"
     TOKEN_CHECK_FAILED = "token_check_failed"  # the server could not check tokens right now
     DRAINED = "drained"  # after Drain, the last match finished
+    RATE_LIMITED = "rate_limited"  # too many failed Hellos from this address lately: retried with backoff
 
 
 def close_reason(error: grpc.aio.AioRpcError) -> CloseReason | None:
@@ -99,13 +104,28 @@ class ClientSettings:
 
 class BotClient:
     """Runs one `Bot` on one connection until `stop()` or a finished `drain()`; reconnects whenever
-    the stream is lost (while draining, only to finish running matches)."""
+    the stream is lost (while draining, only to finish running matches).
+
+    `tls` says how to reach the server (default: plaintext, to loopback only). Raises `PlaintextRefused`
+    at once, before connecting, when the token would cross a network in clear, and `TLSError` when a TLS
+    file cannot be read.
+    """
 
     def __init__(
-        self, bot: Bot, server: str, name: str, token: str, settings: ClientSettings | None = None
+        self,
+        bot: Bot,
+        server: str,
+        name: str,
+        token: str,
+        settings: ClientSettings | None = None,
+        tls: ClientTLS | None = None,
     ) -> None:
         self.bot, self.server, self.name, self.token = bot, server, name, token
         self.settings = settings or ClientSettings()
+        self.tls = tls or ClientTLS()
+        self.tls.check(server)
+        if self.tls.enabled:
+            self.tls.credentials()  # its files are readable now, not found missing at the first connection
         self._stop = asyncio.Event()
         self._call: _Call | None = None
         self._write_lock = asyncio.Lock()
@@ -188,7 +208,7 @@ class BotClient:
                 if self.connections > welcomed or code is not grpc.StatusCode.UNAVAILABLE:
                     log.warning("connection to %s lost: %s %s", self.server, code.name, error.details())
                 elif not unanswered:  # nothing listening (yet, or any more): said once, not every retry
-                    log.warning("no match server answers at %s; retrying until one does", self.server)
+                    await self._say_unanswered(error)
                 else:
                     log.debug("still no match server at %s: %s", self.server, error.details())
                 never_up = self.connections == welcomed and code is grpc.StatusCode.UNAVAILABLE
@@ -216,6 +236,21 @@ class BotClient:
             for waiting in waits:
                 waiting.cancel()
             backoff = min(backoff * 2, self.settings.backoff_max)
+
+    async def _say_unanswered(self, error: grpc.aio.AioRpcError) -> None:
+        """No gRPC connection was made: nothing listens, or something does but the connection failed
+        (TLS against plaintext, a certificate not trusted), which retrying alone will not mend."""
+        host, port = channels.host_of(self.server), self.server.rpartition(":")[2]
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection(host, int(port)), 2)
+        except (OSError, ValueError, TimeoutError):
+            log.warning("no match server answers at %s; retrying until one does", self.server)
+            return
+        writer.close()
+        hint = ("is it a TLS server, and did the CA given (--tls-ca) sign its certificate?"
+                if self.tls.enabled else "if it serves TLS, connect with --tls or --tls-ca FILE")  # fmt: skip
+        log.warning("the match server at %s takes connections, but no gRPC connection was made with %s: %s "
+                    "(%s); retrying", self.server, self.tls.describe(), error.details(), hint)  # fmt: skip
 
     def _drain_over(self, lost_at: float | None) -> bool:
         """Draining, and reconnecting would not finish any match: none runs, or too late for them."""
@@ -249,7 +284,7 @@ class BotClient:
 
     async def _session(self) -> bool:
         """One stream, until it ends: True when the server ended it OK, False when stopped."""
-        async with grpc.aio.insecure_channel(self.server, options=KEEPALIVE) as channel:
+        async with channels.aio_channel(self.server, self.tls, options=KEEPALIVE) as channel:
             # no response deserializer: the ServerMessages arrive as bytes
             connect: grpc.aio.StreamStreamMultiCallable[bot_pb2.BotMessage, bytes] = channel.stream_stream(
                 _CONNECT, request_serializer=bot_pb2.BotMessage.SerializeToString, response_deserializer=None
@@ -430,7 +465,13 @@ def _kind(data: bytes) -> str:
 
 
 async def run_bot(
-    bot: Bot, server: str, name: str, token: str, settings: ClientSettings | None = None
+    bot: Bot,
+    server: str,
+    name: str,
+    token: str,
+    settings: ClientSettings | None = None,
+    tls: ClientTLS | None = None,
 ) -> None:
-    """Play until cancelled or refused: the simplest way to run a bot."""
-    await BotClient(bot, server, name, token, settings).run()
+    """Play until cancelled or refused: the simplest way to run a bot. `tls`: how to reach the server
+    (`ClientTLS(ca_file=...)` for a private CA; plaintext is refused off this machine)."""
+    await BotClient(bot, server, name, token, settings, tls).run()

@@ -22,7 +22,9 @@ from uno_arena.rules import build
 from uno_arena.server.arena import Arena
 from uno_arena.server.servicers import BotServicer, ControlServicer
 from uno_arena.server.settings import ServerSettings
+from uno_arena.server.tls import server_credentials
 from uno_arena.v1 import bot_pb2, control_pb2
+from uno_arena.v1.channels import PlaintextRefused, is_loopback
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +82,24 @@ def add_service(servicer: object, service: ServiceDescriptor, server: grpc.aio.S
 async def create_server(
     address: str, redis_client: aioredis.Redis, settings: ServerSettings | None = None
 ) -> tuple[grpc.aio.Server, int, Arena]:
-    """A started server bound to `address` ("127.0.0.1:0" picks a free port) and its arena."""
+    """A started server bound to `address` ("127.0.0.1:0" picks a free port) and its arena.
+
+    With `settings.tls` it speaks TLS only (its certificate re-read when the files change); without, it
+    listens in plaintext on a loopback address only, unless `settings.insecure`: tokens cross in clear.
+    Raises `PlaintextRefused` or `TLSError` (both ValueError) for settings that cannot be used, OSError
+    when the address cannot be listened on.
+    """
     settings = settings or ServerSettings()
+    credentials = None
+    if settings.tls is not None:
+        credentials, _ = server_credentials(settings.tls)  # the files are read and checked now
+    elif not settings.insecure and not is_loopback(address):
+        raise PlaintextRefused(
+            f"refusing to listen on {address} in plaintext: bots' and control tokens would cross the "
+            "network in clear. Give the server a certificate (--tls-cert FILE --tls-key FILE), listen on "
+            "127.0.0.1 behind a TLS-terminating proxy (docs/deployment.md), or pass --insecure if the "
+            "network is private"
+        )
     arena = Arena(settings, redis_client)
     server = grpc.aio.server(options=grpc_options(settings))
     add_service(BotServicer(arena), bot_pb2.DESCRIPTOR.services_by_name["BotService"], server)
@@ -96,7 +114,10 @@ async def create_server(
     ]
     reflection.enable_server_reflection(names, server)
     try:
-        port = server.add_insecure_port(address)
+        if credentials is not None:
+            port = server.add_secure_port(address, credentials)
+        else:
+            port = server.add_insecure_port(address)
     except RuntimeError:  # grpc says only "Failed to bind": ask the system why
         raise _bind_error(address) from None
     if port == 0:
@@ -143,7 +164,11 @@ async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
     except BaseException:
         await redis_client_.aclose()
         raise
-    log.info("match server listening on %s (port %d), %s", address, port, build.describe())
+    tls = settings.tls
+    security = "plaintext" if tls is None else f"TLS with {tls.cert_file}"
+    if tls is not None and tls.client_ca_file:
+        security += f", client certificates from {tls.client_ca_file} required"
+    log.info("match server listening on %s (port %d), %s, %s", address, port, security, build.describe())
     # What is loaded by now lives as long as the server: kept out of the collector's passes, which
     # then walk only what matches and connections allocate (docs/performance.md)
     gc.freeze()

@@ -24,6 +24,7 @@ from uno_arena.records import identity
 from uno_arena.server.gateway import TOKEN_REVOKED, BotConnection, Gateway
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.server.settings import ServerSettings
+from uno_arena.server.throttle import FailureLimiter
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -95,6 +96,15 @@ class Arena:
         self._tasks: set[asyncio.Task[None]] = set()
         self._token_watch: asyncio.Task[None] | None = None
         self.token_checks = 0  # rounds of the token watch, answered by Redis or not
+        # failed authentications per peer address: refused Hellos, and control calls' wrong tokens
+        self.hello_failures = self._failure_limiter()
+        self.control_failures = self._failure_limiter()
+
+    def _failure_limiter(self) -> FailureLimiter:
+        settings = self.settings
+        return FailureLimiter(settings.auth_failure_burst, settings.auth_failures_per_s,
+                              settings.auth_failure_peers, settings.auth_refusal_hold_ms / 1000,
+                              settings.auth_refusals_held)  # fmt: skip
 
     def start(self, spec: MatchSpec) -> MatchHost:
         """Run a match whose bots' slots are already reserved."""

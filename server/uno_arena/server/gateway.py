@@ -29,6 +29,7 @@ from google.protobuf.message import DecodeError
 from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.printable import printable
 
 log = logging.getLogger(__name__)
 
@@ -276,7 +277,7 @@ class BotConnection:
         if limiter.dropped == 1:
             log.warning(
                 "bot %s sends stray messages faster than %g/s: replies dropped until it calms down (%s)",
-                self.name, limiter.rate, detail, extra={"bot": self.name},
+                self.name, limiter.rate, printable(detail), extra={"bot": self.name},
             )  # fmt: skip
         if verdict is StrayVerdict.FLOOD:
             self.close(
@@ -354,7 +355,8 @@ class Gateway:
             connection.stray(match_id or "", f"BotError for no recent request {request_id!r} of a running "
                                              "match: ignored")  # fmt: skip
             return
-        detail = " ".join(report.detail[:BOT_ERROR_DETAIL_CHARS].split())  # one line in every log
+        # one line in every log, and nothing a terminal acts on (ESC, BEL ... escaped, not sent on raw)
+        detail = printable(" ".join(report.detail[:BOT_ERROR_DETAIL_CHARS].split()))
         ignored = sink(connection, request_id, detail)
         if ignored is not None:
             connection.stray(match_id, ignored)
@@ -485,7 +487,7 @@ class Gateway:
         """
         if connection.draining or connection.closed:
             return
-        connection.draining, connection.drain_reason = True, reason[:DRAIN_REASON_CHARS]
+        connection.draining, connection.drain_reason = True, printable(reason[:DRAIN_REASON_CHARS])
         running = self._active.get(connection.name, 0) if self._bots.get(connection.name) is connection else 0
         matches = "match" if running == 1 else "matches"
         log.info("bot %s draining: %d %s left (%s)", connection.name, running, matches,

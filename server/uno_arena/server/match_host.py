@@ -44,6 +44,7 @@ from uno_arena.rules import (
 )
 from uno_arena.rules.event import HandEnded
 from uno_arena.server.gateway import UNKNOWN_REQUEST, BotConnection, Gateway
+from uno_arena.server.spectators import Spectator
 from uno_arena.v1 import bot_pb2, codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -128,7 +129,7 @@ class MatchHost:
     spec: MatchSpec
     gateway: Gateway
     subscribers: list[asyncio.Queue[Progress | None]] = field(default_factory=list)
-    spectators: list[asyncio.Queue[control_pb2.SpectatorEvent | None]] = field(default_factory=list)
+    spectators: list[Spectator] = field(default_factory=list)
     ending: list[Progress] | None = None  # log chunks, then `finished`
     done: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -144,6 +145,7 @@ class MatchHost:
         self.seated: list[BotConnection | None] = [None] * players  # the connection told of this match
         self.sent = [0] * players  # events delivered per seat
         self.published = 0  # events published to spectators and subscribers
+        self._so_far: tuple[int, bytes] | None = None  # (published, the catch-up message) last built
         self._hands_published = 0  # hands whose end was published
         self.lost_at: dict[int, float] = {}  # seat -> monotonic time its connection was lost
         # per seat, so that a seat's request ids say nothing of how often the others were asked
@@ -467,12 +469,22 @@ class MatchHost:
         if self.spectators:  # public events (a spectator's view), built only when someone watches
             self.encoder.catch_up()
             spectated = codec.spectator_event(self.spec.match_id, self.encoder.seen_by(-1, first, logged))
-            for queue in self.spectators:
-                queue.put_nowait(spectated)
+            for spectator in self.spectators:
+                spectator.put(spectated)  # the same bytes for every stream
         if new_results:
             for event in self.match.events[first:logged]:
                 if isinstance(event, HandEnded):
                     self._progress(control_pb2.MatchProgress(hand=codec.hand_ended(event)))
+
+    def spectated_so_far(self) -> bytes:
+        """The public events published so far as one serialized SpectatorEvent: what a Spectate stream
+        begins with, built once for every stream that starts before the next batch."""
+        so_far = self._so_far
+        if so_far is None or so_far[0] != self.published:
+            self.encoder.catch_up()
+            events = self.encoder.seen_by(-1, 0, self.published)
+            so_far = self._so_far = (self.published, codec.spectator_event(self.spec.match_id, events))
+        return so_far[1]
 
     def _progress(self, message: Progress) -> None:
         for queue in self.subscribers:
@@ -522,7 +534,7 @@ class MatchHost:
         for queue in self.subscribers:
             queue.put_nowait(None)
         for spectator in self.spectators:
-            spectator.put_nowait(None)
+            spectator.end()
         self.done.set()
         elapsed = time.monotonic() - self.started_at
         log.info(

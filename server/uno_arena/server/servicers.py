@@ -15,13 +15,16 @@ import redis
 from google.protobuf.message import DecodeError
 
 from uno_arena.records import identity
-from uno_arena.rules import ConfigError, build, public
+from uno_arena.rules import ConfigError, build
 from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.server.arena import SERVER_DRAINING, SERVER_STOPPING, Arena
 from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
+from uno_arena.server.spectators import Spectator
+from uno_arena.server.throttle import FailureLimiter, address_key, client_address, say_wait
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec, control_pb2, control_pb2_grpc
 from uno_arena.v1.names import close_trailer
+from uno_arena.v1.printable import printable
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +48,11 @@ REFUSALS: dict[bot_pb2.CloseReason, grpc.StatusCode] = {
     bot_pb2.CLOSE_REASON_FIELD_TOO_LONG: grpc.StatusCode.INVALID_ARGUMENT,
     bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED: grpc.StatusCode.UNAVAILABLE,
     bot_pb2.CLOSE_REASON_TOKEN_REFUSED: grpc.StatusCode.UNAUTHENTICATED,
+    bot_pb2.CLOSE_REASON_RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
 }
+# The refusals that are not the client's fault: they take nothing from its address's failure bucket
+NOT_FAILURES = frozenset({bot_pb2.CLOSE_REASON_SERVER_STOPPING, bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED,
+                          bot_pb2.CLOSE_REASON_RATE_LIMITED})  # fmt: skip
 STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out before cancelling it
 
 # each call's context, by its request and response messages
@@ -57,7 +64,7 @@ _ListBotsContext: TypeAlias = grpc.aio.ServicerContext[
     control_pb2.ListBotsRequest, control_pb2.ListBotsResponse
 ]
 _SpectateContext: TypeAlias = grpc.aio.ServicerContext[
-    control_pb2.SpectateRequest, control_pb2.SpectatorEvent
+    control_pb2.SpectateRequest, control_pb2.SpectatorEvent | bytes
 ]
 
 
@@ -65,10 +72,26 @@ def first_too_long(fields: Iterable[tuple[str, str]], limit: int) -> str | None:
     return next((problem for f, v in fields if (problem := too_long(f, v, limit))), None)
 
 
+def client_of(arena: Arena, context: grpc.aio.ServicerContext[_Request, _Response]) -> str:
+    """The address a call's failures count against: its peer's, or the client a trusted proxy names."""
+    trusted = arena.settings.trusted_proxies
+    if not trusted:
+        return client_address(context.peer(), (), ())
+    keys = {address_key(proxy) or proxy for proxy in trusted}
+    return client_address(context.peer(), context.invocation_metadata() or (), keys)
+
+
+def too_many_failures(what: str, peer: str, wait: float, limiter: FailureLimiter) -> str:
+    """The status message of a call refused for its address's failures: what, from where, how long to wait."""
+    return (f"too many {what} from {peer}: wait {say_wait(wait)} (a burst of {limiter.burst}, then "
+            f"{limiter.per_s:g} a second)")  # fmt: skip
+
+
 # ignore: protoc writes the *_pb2_grpc modules without stubs, so the base class is Any to mypy
 class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        self.failures = arena.hello_failures  # failed Hellos per peer address
 
     async def Connect(
         self, request_iterator: AsyncIterator[bot_pb2.BotMessage], context: _BotContext
@@ -96,7 +119,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         connection.on_forced_close = end_now
         await self.arena.connect(connection)
         log.info("bot %s connected (%d matches at once, %s)", connection.name, connection.max_matches,
-                 hello.client, extra={"bot": connection.name})  # fmt: skip
+                 printable(hello.client), extra={"bot": connection.name})  # fmt: skip
         reader = asyncio.create_task(self.arena.gateway.read(connection, context))
         try:
             await context.write(
@@ -119,7 +142,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             reader.cancel()
             await self.arena.disconnect(connection, "the bot's stream ended")
             dropped = connection.strays.dropped_total
-            log.info("bot %s disconnected: %s%s", connection.name, connection.close_reason,
+            log.info("bot %s disconnected: %s%s", connection.name, printable(connection.close_reason),
                      f" ({dropped} replies to stray messages dropped)" if dropped else "",
                      extra={"bot": connection.name})  # fmt: skip
 
@@ -155,9 +178,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         with contextlib.suppress(Exception):  # AbortError always; an error if the bot is gone already
             await context.abort(code, details, close_trailer(why))
 
-    @staticmethod
-    async def _refuse(context: _BotContext, why: bot_pb2.CloseReason, details: str) -> NoReturn:
-        """End a stream before its Hello was accepted: the reason's status, and the reason beside it."""
+    async def _refuse(self, context: _BotContext, why: bot_pb2.CloseReason, details: str) -> NoReturn:
+        """End a stream before its Hello was accepted: the reason's status, and the reason beside it.
+        A refusal for the client's fault counts against its address (`throttle`)."""
+        if why not in NOT_FAILURES:
+            self.failures.failed(client_of(self.arena, context))
         await context.abort(REFUSALS[why], details, close_trailer(why))
 
     async def _hello(self, context: _BotContext) -> bot_pb2.Hello:
@@ -165,6 +190,15 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         settings = self.arena.settings
         if self.arena.stopping:
             await self._refuse(context, bot_pb2.CLOSE_REASON_SERVER_STOPPING, SERVER_STOPPING)
+        peer = client_of(self.arena, context)
+        wait = self.failures.wait(peer)
+        if wait:  # refused before anything is read or checked, and held back: a guesser is slowed down
+            if self.failures.refused % 1000 == 1:  # the first of a run, then one line per thousand
+                log.warning("refusing Hellos from %s: too many failed lately (%d refused so far)", peer,
+                            self.failures.refused)  # fmt: skip
+            wait -= await self.failures.hold(wait)
+            details = too_many_failures("failed Hellos", peer, wait, self.failures)
+            await self._refuse(context, bot_pb2.CLOSE_REASON_RATE_LIMITED, details)
         try:
             first: object = await asyncio.wait_for(context.read(), settings.hello_timeout_ms / 1000)
         except TimeoutError:
@@ -207,11 +241,23 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
 class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[misc]
     def __init__(self, arena: Arena) -> None:
         self.arena = arena
+        self.failures = arena.control_failures  # failed control tokens per peer address
 
     async def _authorise(self, context: grpc.aio.ServicerContext[_Request, _Response]) -> None:
+        """The call's control token, checked; a peer with too many failures lately is refused unchecked."""
+        peer = client_of(self.arena, context)
+        wait = self.failures.wait(peer)
+        if wait:
+            if self.failures.refused % 1000 == 1:
+                log.warning("refusing control calls from %s: too many wrong tokens lately (%d refused "
+                            "so far)", peer, self.failures.refused)  # fmt: skip
+            wait -= await self.failures.hold(wait)
+            details = too_many_failures("wrong control tokens", peer, wait, self.failures)
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, details)
         metadata = dict(context.invocation_metadata() or ())
         header = str(metadata.get("authorization", ""))
-        token = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
+        # exactly as sent: a token with anything around it (a trailing space) is not the token
+        token = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
         try:
             valid = await identity.control_token_valid(
                 self.arena.redis, self.arena.settings.key_prefix, token
@@ -222,6 +268,7 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
                 grpc.StatusCode.UNAVAILABLE, "the server cannot check tokens right now; retry"
             )
         if not valid:
+            self.failures.failed(peer)
             problem = "unknown control token" if token else "a control token is required"
             await context.abort(grpc.StatusCode.UNAUTHENTICATED, f"{problem} (authorization: Bearer ...)")
 
@@ -351,24 +398,49 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
 
     async def Spectate(
         self, request: control_pb2.SpectateRequest, context: _SpectateContext
-    ) -> AsyncIterator[control_pb2.SpectatorEvent]:
+    ) -> AsyncIterator[control_pb2.SpectatorEvent | bytes]:
         await self._authorise(context)
-        problem = too_long("match_id", request.match_id, self.arena.settings.max_id_chars)
+        settings = self.arena.settings
+        problem = too_long("match_id", request.match_id, settings.max_id_chars)
         if problem:
             await context.abort(grpc.StatusCode.INVALID_ARGUMENT, problem)
         host = self.arena.running.get(request.match_id)
         if host is None:
             await context.abort(grpc.StatusCode.NOT_FOUND, f"no running match {request.match_id!r}")
             return
-        queue: asyncio.Queue[control_pb2.SpectatorEvent | None] = asyncio.Queue()
-        so_far = [codec.event(public(e)) for e in host.match.events[: host.published]]
-        host.spectators.append(queue)
+        full = self._spectators_full(host)
+        if full:
+            log.info("Spectate of %s refused: %s", request.match_id, full,
+                     extra={"match_id": host.spec.match_id})  # fmt: skip
+            await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
+        spectator = Spectator(settings.spectator_backlog)
+        so_far = host.spectated_so_far()  # the same bytes for every stream that starts now
+        host.spectators.append(spectator)
         try:
-            yield control_pb2.SpectatorEvent(match_id=request.match_id, events=so_far)
-            while (batch := await queue.get()) is not None:
+            yield so_far
+            del so_far  # a stream keeps no copy of what it has written
+            while (batch := await spectator.next()) is not None:
                 yield batch
         finally:
-            host.spectators.remove(queue)
+            host.spectators.remove(spectator)
+        if spectator.fell_behind:
+            await context.abort(
+                grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"this Spectate stream fell {settings.spectator_backlog} batches behind the match "
+                "(read faster, or ask again: a new stream starts with every event so far)",
+            )
+
+    def _spectators_full(self, host: MatchHost) -> str | None:
+        """Why a new Spectate stream of `host`'s match is refused (its cap, or the server's), or None."""
+        settings = self.arena.settings
+        if len(host.spectators) >= settings.max_spectators_per_match:
+            return (f"match {host.spec.match_id!r} has {len(host.spectators)} Spectate streams, the most "
+                    "one match may have (uno-arena server --max-spectators-per-match)")  # fmt: skip
+        streams = sum(len(running.spectators) for running in self.arena.running.values())
+        if streams >= settings.max_spectators:
+            return (f"the server has {streams} Spectate streams open, the most it allows (uno-arena server "
+                    "--max-spectators)")  # fmt: skip
+        return None
 
 
 def _request_problem(request: control_pb2.PlayMatchRequest, bots: tuple[str, ...]) -> str | None:

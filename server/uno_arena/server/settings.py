@@ -10,12 +10,26 @@ DEADLINES = Deadlines()  # the one place the per-match defaults live; a PlayMatc
 
 
 @dataclass(frozen=True, slots=True)
+class ServerTLS:
+    """The server's TLS: its certificate chain and key (PEM files, re-read when they change, so a renewed
+    certificate is served to new connections without a restart), and optionally the CA whose client
+    certificates it requires (workers and control clients; a bot may present one too)."""
+
+    cert_file: str
+    key_file: str
+    client_ca_file: str | None = None  # set: every client must present a certificate this CA signed
+
+
+@dataclass(frozen=True, slots=True)
 class ServerSettings:
     """Everything the server enforces; a PlayMatch request may override the per-match ones.
 
     Every limit on what a client sends or makes the server hold is here, so no
     bot (or control caller) can grow the server's memory without bound.
     """
+
+    tls: ServerTLS | None = None  # None: plaintext, which `create_server` allows on loopback only ...
+    insecure: bool = False  # ... unless this is set (`uno-arena server --insecure`)
 
     decision_timeout_ms: int = DEADLINES.decision_ms  # time a bot has to answer one decision
     max_message_bytes: int = 4 * 1024 * 1024  # larger messages end the bot's stream
@@ -40,4 +54,18 @@ class ServerSettings:
     finished_keep_ms: int = 3_600_000  # finished results (with logs) kept for retried PlayMatch calls
     finished_max_bytes: int = 256 * 1024 * 1024  # ... at most this many encoded bytes; oldest go first
     drain_timeout_ms: int = 300_000  # on shutdown, how long running matches may take to finish
+    # Failed authentications (a refused Hello, a wrong control token) per peer address (IPv6: per /64):
+    # a burst, then this many a second; past it the peer's calls are refused with RESOURCE_EXHAUSTED
+    # before any token is checked. Keyed by address, never by bot name: guesses at a bot's name from
+    # elsewhere never lock the bot out.
+    auth_failure_burst: int = 20
+    auth_failures_per_s: float = 1.0
+    auth_failure_peers: int = 10_000  # peers remembered (the least recently failed are forgotten first)
+    auth_refusal_hold_ms: int = 1_000  # such a refusal is held this long first: a client retrying at once
+    auth_refusals_held: int = 1_000  # ... is slowed to one attempt a hold; at most this many held at once
+    # Proxies (their addresses) whose `x-forwarded-for` metadata names the client the limits above count
+    trusted_proxies: tuple[str, ...] = ()
+    max_spectators_per_match: int = 16  # Spectate streams of one match at once; more are refused
+    max_spectators: int = 512  # Spectate streams at once, all matches together
+    spectator_backlog: int = 1000  # batches waiting for one Spectate stream; a stream further behind ends
     key_prefix: str = "uno-arena"  # Redis key namespace

@@ -2,10 +2,11 @@
 
 `GET /tournament/cup1 200 (3 ms)`, with fields for `--log-format json`: method, path, route (the app's
 rule that answered, e.g. `/tournament/<tournament_id>`: a dashboard groups by it; none for a path no
-rule serves), status, duration_ms, client (the peer's address: a reverse proxy's, behind one), and the
-tournament, match or bot id the path names. A line is written when the response is over, so a live
-event stream's line comes when the stream ends, its duration the stream's. The plain format shows the
-lines with `uno-arena -v web`; `--log-format json` has them by default.
+rule serves), status, duration_ms, client (the peer's address; behind a trusted proxy, `--trust-proxy`,
+the client it names in X-Forwarded-For), and the tournament, match or bot id the path names. A line is
+written when the response is over, so a live event stream's line comes when the stream ends, its
+duration the stream's. The plain format shows the lines with `uno-arena -v web`; `--log-format json`
+has them by default.
 
 Outermost WSGI middleware, so it also logs what is answered before Flask (a path outside the site's
 prefix, a refused X-Forwarded-Prefix). The path is the client's and is cut to `PATH_LOGGED` characters.
@@ -45,7 +46,6 @@ class AccessLog:
         line: dict[str, Any] = {
             "method": environ.get("REQUEST_METHOD", ""),
             "path": path if len(path) <= PATH_LOGGED else path[:PATH_LOGGED] + "...",
-            "client": environ.get("REMOTE_ADDR"),
         }
 
         def starting(status: str, headers: list[tuple[str, str]], exc_info: OptExcInfo | None = None) -> Any:
@@ -62,6 +62,7 @@ class AccessLog:
             return start_response(status, headers, exc_info)
 
         def ended() -> None:
+            line["client"] = environ.get("REMOTE_ADDR")  # by now a trusted proxy's client (ProxyFix)
             line["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
             log.info("%s %s %s (%.0f ms)", line["method"], line["path"], line.get("status", "-"),
                      line["duration_ms"], extra=line)  # fmt: skip

@@ -24,7 +24,8 @@ Behind a reverse proxy the site can live under a path (`url_prefix`, e.g. `/uno`
 link, redirect and URL in a page, its JSON or its scripts is built by `url_for`, so it stays under it too.
 A proxy that strips the prefix instead says it in `X-Forwarded-Prefix`, which is believed only when
 `trust_proxy` is set (werkzeug's ProxyFix): a client that reaches the app directly could otherwise send
-one and have every link of its page point elsewhere.
+one and have every link of its page point elsewhere. The same setting believes the client address the
+proxy adds to `X-Forwarded-For` (its last entry), which the live streams' per-client limit counts by.
 
 Every request is logged once its response is over (`access`: logger `uno_arena.web.access`, INFO), with
 its route, status and the ids its path names, as fields for `--log-format json`.
@@ -48,6 +49,7 @@ from werkzeug.middleware.proxy_fix import ProxyFix
 from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
+from uno_arena.records.replay import MAX_REPLAY_BYTES
 from uno_arena.web import live, names, replay_index, viewer
 from uno_arena.web.access import AccessLog
 from uno_arena.web.context import WebContext
@@ -135,19 +137,20 @@ class UnderPrefix:
 
 
 def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replays: Path | None = None,
-               url_prefix: str = "", trust_proxy: bool = False) -> Flask:  # fmt: skip
+               url_prefix: str = "", trust_proxy: bool = False,
+               max_replay_bytes: int = MAX_REPLAY_BYTES) -> Flask:  # fmt: skip
     """`replays`: a folder of replay files (`uno-arena bot play --replay`, `match play`), served at
     /match/<id> when Redis holds no match of that id. Without a client (None), the replay files alone:
     their index and their viewer, and nothing that reads Redis is imported. `url_prefix`: the path the
     site is served under (`normal_url_prefix` checks it; "": the root). `trust_proxy`: believe one
     proxy's X-Forwarded-Prefix (the path it strips before passing the request on) and build links under
-    it."""
+    it. `max_replay_bytes`: a larger replay file is refused with a 413, never read."""
     if client is None and replays is None:
         raise ValueError("the web view needs a Redis client, or a folder of replay files to serve alone")
     url_path = normal_url_prefix(url_prefix)
     app = Flask(__name__)  # templates from uno_arena/web/templates/, files from static/
     where = redis_address(client) if client is not None else ""
-    app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where)
+    app.extensions["uno_arena"] = WebContext(client, prefix, refresh, replays, where, max_replay_bytes)
     app.jinja_env.globals["replays_only"] = client is None  # the pages link to nothing Redis serves
     app.jinja_env.globals["home_endpoint"] = "replay_index.index" if client is None else "pages.overview"
     app.add_template_filter(names.label, "label")  # a protocol value's plain name in the viewer's words
@@ -161,8 +164,8 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
             app.register_blueprint(blueprint)
         _answer_redis_errors(app, where, refresh)
     app.wsgi_app = UnderPrefix(app.wsgi_app, url_path)  # type: ignore[method-assign]
-    if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix
-        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=0, x_prefix=1)  # type: ignore[method-assign]
+    if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix; its client address counts
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_prefix=1)  # type: ignore[method-assign]
     app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]  # a line per request, outermost
 
     @app.get("/favicon.ico")
@@ -224,7 +227,7 @@ class WebServer:
 
     def __init__(self, app: Flask, host: str, port: int, limits: ServerLimits | None = None) -> None:
         self.limits = limits = limits or ServerLimits()
-        live.limit_streams(app, limits.threads)  # live streams leave threads for the pages
+        live.limit_streams(app, limits.threads, limits.live_streams_per_client)  # threads left for the pages
         self._sockets: dict[int, Any] = {}  # waitress's socket map: the listeners and every connection
         self._server = create_server(
             app,
@@ -237,6 +240,9 @@ class WebServer:
             cleanup_interval=max(1, min(30, limits.channel_timeout_s // 2)),  # how often idle ones are closed
             asyncore_use_poll=True,  # select() cannot watch a descriptor above 1023
             ident="uno-arena",
+            # X-Forwarded-For reaches the app, which believes it only when it trusts its proxy
+            # (`create_app(trust_proxy=True)`: ProxyFix); waitress 3 would drop it before
+            clear_untrusted_proxy_headers=False,
         )
         # runs `stop`'s closing in the event loop's own thread (the stubs type its map as str-keyed)
         self._wake = trigger(self._sockets)  # type: ignore[arg-type]

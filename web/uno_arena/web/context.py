@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, cast
 
 from flask import current_app
 
+from uno_arena.records.replay import MAX_REPLAY_BYTES
+
 if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
     import redis
 
@@ -26,6 +28,7 @@ class WebContext:
     refresh: int  # seconds between a page's updates while its tournament runs
     replays: Path | None  # replay files served at /match/<id> when Redis holds no match of that id
     where: str  # the Redis's address, for messages (never its password); "" without Redis
+    max_replay_bytes: int = MAX_REPLAY_BYTES  # a larger replay file is refused (413), never read
 
     @property
     def store(self) -> redis.Redis:

@@ -13,3 +13,6 @@ class ServerLimits:
     threads: int = 8  # requests run at once; more wait, read and buffered, in the event loop
     connection_limit: int = 1000  # open connections; past it new ones wait in the listen backlog
     channel_timeout_s: int = 30  # an idle connection (a request never finished, too) is closed after it
+    # live streams open at once from one client address (0: no limit of its own); None: the app's own
+    # (`live.LiveLimits.per_client`, 2)
+    live_streams_per_client: int | None = None

@@ -12,9 +12,10 @@ silence would leave the browser waiting for nothing). `GET /api/tournament/<id>/
 matches being played.
 
 A stream holds one of the server's few threads while it is open, so they are bounded: at most
-`LiveLimits.streams` at once (more get a 503 with Retry-After), each ends after `stream_s` (the browser
-reconnects after the `retry:` hint, resuming where it was), and Redis is waited on in slices of
-`block_ms`, so a stopping server or a client that left is noticed within one.
+`LiveLimits.streams` at once (more get a 503 with Retry-After), at most `per_client` of them from one
+client address (more get a 429 with Retry-After: one client cannot take every stream), each ends after
+`stream_s` (the browser reconnects after the `retry:` hint, resuming where it was), and Redis is waited
+on in slices of `block_ms`, so a stopping server or a client that left is noticed within one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import logging
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
@@ -50,11 +52,34 @@ class LiveLimits:
     stream_s: float = 30.0  # a stream ends after this long; the browser reconnects and resumes
     block_ms: int = 1000  # one wait on Redis; a comment line is sent after each empty one
     retry_ms: int = 1000  # the `retry:` hint: how soon a browser reconnects after a stream ends
-    busy_retry_s: int = 5  # the Retry-After of a 503 when every stream is taken
+    busy_retry_s: int = 5  # the Retry-After of a 503 when every stream is taken (and of a 429)
+    per_client: int = 2  # open at once from one client address (0: no limit but `streams`)
     slots: threading.BoundedSemaphore = field(init=False, repr=False, compare=False)
+    by_client: Counter[str] = field(init=False, repr=False, compare=False)  # open streams per address
+    lock: threading.Lock = field(init=False, repr=False, compare=False)  # guards `by_client`
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "slots", threading.BoundedSemaphore(max(self.streams, 0)))
+        object.__setattr__(self, "by_client", Counter())
+        object.__setattr__(self, "lock", threading.Lock())
+
+    def take(self, client: str) -> int | None:
+        """Open a stream for `client`: None if it may, else the status refusing it (429: this client has
+        `per_client` open; 503: every stream is taken). A stream taken is given back by `give_back`."""
+        with self.lock:
+            if self.per_client and self.by_client[client] >= self.per_client:
+                return 429
+            if not self.slots.acquire(blocking=False):
+                return 503
+            self.by_client[client] += 1
+            return None
+
+    def give_back(self, client: str) -> None:
+        with self.lock:
+            self.by_client[client] -= 1
+            if self.by_client[client] <= 0:
+                del self.by_client[client]  # bounded by the streams open, not by every client ever seen
+            self.slots.release()
 
 
 def limit(app: Flask, limits: LiveLimits) -> None:
@@ -62,11 +87,15 @@ def limit(app: Flask, limits: LiveLimits) -> None:
     app.extensions[EXTENSION] = limits
 
 
-def limit_streams(app: Flask, threads: int) -> None:
+def limit_streams(app: Flask, threads: int, per_client: int | None = None) -> None:
     """Streams for a server of `threads` threads (`WebServer` calls it): two stay free for the pages (one
-    of two; none of one); the app's other limits are kept."""
+    of two; none of one), and `per_client` from one address (None: as it was); the app's other limits
+    are kept."""
     streams = threads - 2 if threads > 2 else threads - 1
-    app.extensions[EXTENSION] = replace(app.extensions.get(EXTENSION, LiveLimits()), streams=streams)
+    limits = replace(app.extensions.get(EXTENSION, LiveLimits()), streams=streams)
+    if per_client is not None:
+        limits = replace(limits, per_client=per_client)
+    app.extensions[EXTENSION] = limits
 
 
 def _limits() -> LiveLimits:
@@ -103,17 +132,25 @@ def events(match_id: str) -> Response:
     if not live.may_have_sent(web.store, web.prefix, match_id, after):
         abort(400, "Last-Event-ID: not an id this stream sent")
     limits = _limits()
-    if not limits.slots.acquire(blocking=False):
+    client = request.remote_addr or ""  # behind a trusted proxy, the address it forwarded for
+    refused = limits.take(client)
+    if refused is not None:
+        retry = {"Retry-After": str(limits.busy_retry_s)}
+        if refused == 429:
+            log.info("live stream of %s refused: %s has %d open", match_id, client, limits.per_client,
+                     extra={"match_id": match_id})  # fmt: skip
+            many = (f"this address has {limits.per_client} live streams open, the most one may; close one, "
+                    f"or try again in {limits.busy_retry_s} s\n")  # fmt: skip
+            return Response(many, 429, retry, mimetype="text/plain")
         log.info("live stream of %s refused: all %d streams are open", match_id, limits.streams,
                  extra={"match_id": match_id})  # fmt: skip
-        retry = {"Retry-After": str(limits.busy_retry_s)}
         busy = f"all {limits.streams} live streams are taken; try again in {limits.busy_retry_s} s\n"
         return Response(busy, 503, retry, mimetype="text/plain")
     released = threading.Lock()
 
     def release() -> None:  # once, whether the stream ran to its end, failed or was never started
         if released.acquire(blocking=False):
-            limits.slots.release()
+            limits.give_back(client)
 
     response = _event_stream(_entries(web.store, web.prefix, match_id, after, limits))
     response.call_on_close(release)

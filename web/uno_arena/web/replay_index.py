@@ -1,13 +1,13 @@
 """The index of a folder of replay files, for the web view without Redis (`uno-arena web --replays DIR`
 and no Redis URL): the newest files first, each with its bots, winner and end, linked to its viewer.
 
-It reads only the files (each one's `summary`), so it imports Flask and nothing of the platform. At
-most `LISTED` files are read per request (the newest); the page says how many more there are.
+It reads only the files (each one's `summary`, from the file's head: `read_replay_summary`), so it
+imports Flask and nothing of the platform. At most `LISTED` files are read per request (the newest); the
+page says how many more there are, and a file over the size limit is listed as too large.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from dataclasses import dataclass
@@ -16,7 +16,14 @@ from typing import Any
 
 from flask import Blueprint, render_template
 
-from uno_arena.records.replay import REPLAY_SUFFIX, replay_path_in
+from uno_arena.records.replay import (
+    REPLAY_SUFFIX,
+    ReplayFileError,
+    read_replay_summary,
+    replay_file_size,
+    replay_path_in,
+)
+from uno_arena.v1.printable import printable
 from uno_arena.web.context import context
 
 log = logging.getLogger(__name__)
@@ -42,7 +49,8 @@ def index() -> str:
     folder = context().replays
     assert folder is not None  # an app without Redis always has its folder (`create_app`)
     files = _replay_files(folder)
-    rows = [_row(path, modified) for modified, path in files[:LISTED]]
+    limit = context().max_replay_bytes
+    rows = [_row(path, modified, limit) for modified, path in files[:LISTED]]
     return render_template("replays.html", rows=rows, total=len(files), folder=str(folder))
 
 
@@ -64,13 +72,18 @@ def _replay_files(folder: Path) -> list[tuple[float, Path]]:
     return sorted(found, key=lambda item: (-item[0], item[1].name))
 
 
-def _row(path: Path, modified: float) -> ReplayRow:
+def _row(path: Path, modified: float, limit: int) -> ReplayRow:
     when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(modified))
     try:
-        summary: Any = json.loads(path.read_text(encoding="utf-8"))["summary"]
-        bots = tuple(str(bot) for bot in summary["bots"])
+        size = replay_file_size(path)
+        if size > limit:
+            log.warning("replay files: %s is too large to show (%d bytes; limit %d)", path, size, limit)
+            return ReplayRow(path.stem, when, problem=f"too large to show ({size:,} bytes; the limit is "
+                                                      f"{limit:,})")  # fmt: skip
+        summary: Any = read_replay_summary(path, limit)
+        bots = tuple(printable(str(bot)) for bot in summary["bots"])  # a file may come from anywhere
         winners = tuple(bots[seat] for seat in summary["winners"] if 0 <= int(seat) < len(bots))
         return ReplayRow(path.stem, when, bots, winners, str(summary["reason"]))
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError) as error:
+    except (ReplayFileError, ValueError, KeyError, TypeError) as error:
         log.warning("replay files: %s does not read as a replay: %r", path, error)
         return ReplayRow(path.stem, when, problem="not a readable replay file")

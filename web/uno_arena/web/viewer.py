@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,10 +22,12 @@ from uno_arena.records import live, ruleset
 from uno_arena.records.match import RecordedMatch, load_match
 from uno_arena.records.replay import (
     ReplayFileError,
+    ReplayFileTooLarge,
     export,
     hands_played,
     lines,
     read_replay_file,
+    replay_file_size,
     replay_path_in,
 )
 from uno_arena.records.tournament import is_match_id
@@ -32,6 +35,7 @@ from uno_arena.rules import ConfigError
 from uno_arena.v1 import codec
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of
+from uno_arena.v1.printable import printable
 from uno_arena.web.context import context
 from uno_arena.web.names import viewer_names
 
@@ -40,6 +44,13 @@ if TYPE_CHECKING:  # annotations only: the replay files alone are served without
 
 log = logging.getLogger(__name__)
 blueprint = Blueprint("viewer", __name__)
+
+# A replay file over LARGE_REPLAY_BYTES takes seconds and some ten times its size in memory to read: at
+# most LARGE_READS such reads run at once (the others wait), so the process's memory stays bounded and
+# the usual files (some 100-300 KB) never wait behind them.
+LARGE_REPLAY_BYTES = 1024 * 1024
+LARGE_READS = 2
+_large_reads = threading.BoundedSemaphore(LARGE_READS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +119,7 @@ def match(match_id: str) -> str:
 
 def replay_view(found: RecordedMatch) -> MatchView:
     summary = found.record
-    bots = summary.bots
+    bots = tuple(printable(bot) for bot in summary.bots)  # a replay file may come from anywhere
     rules, target = _rules(found, len(bots))
     faults = tuple(_fault_row(fault, bots) for fault in found.finished.faults)
     script = {"mode": "replay", "match_id": found.match_id, "bots": list(bots), "target": target,
@@ -157,21 +168,35 @@ def _fault_row(fault: pb.Fault, bots: tuple[str, ...]) -> FaultRow:
     # A fault recorded before the field existed, or one that belongs to no decision, has no step.
     step = fault.event_index + 1 if fault.HasField("event_index") else None
     bot = bots[fault.seat] if fault.seat < len(bots) else f"seat {fault.seat}"
-    return FaultRow(fault.seat, bot, name_of(pb.FaultKind, fault.kind), fault.detail, fault.applied.text,
-                    fault.strikes, fault.forfeited, step)  # fmt: skip
+    return FaultRow(fault.seat, bot, name_of(pb.FaultKind, fault.kind), printable(fault.detail),
+                    fault.applied.text, fault.strikes, fault.forfeited, step)  # fmt: skip
 
 
 def _recorded(
     client: redis.Redis | None, prefix: str, match_id: str, replays: Path | None
 ) -> RecordedMatch | None:
     """The match from Redis (if there is one), else from the replay files; None if neither has it (an
-    unreadable replay file is a 404 saying so)."""
+    unreadable replay file is a 404 saying so, one over the size limit a 413)."""
     found = load_match(client, prefix, match_id) if client is not None and is_match_id(match_id) else None
     path = replay_path_in(replays, match_id) if found is None and replays is not None else None
     if path is not None:
+        limit = context().max_replay_bytes
         try:
-            found = read_replay_file(path)
+            if replay_file_size(path) > LARGE_REPLAY_BYTES:
+                with _large_reads:
+                    found = read_replay_file(path, limit)
+            else:
+                found = read_replay_file(path, limit)
+        except ReplayFileTooLarge as error:
+            log.warning("%s", error)
+            abort(413, too_large(match_id, error))
         except ReplayFileError as error:
             log.warning("%s", error)
             abort(404, f"the replay file of {match_id!r} is not readable")
     return found
+
+
+def too_large(match_id: str, error: ReplayFileTooLarge) -> str:
+    """What a page says of a replay file over the size limit."""
+    return (f"the replay file of {match_id!r} is too large to show ({error.size:,} bytes; the limit is "
+            f"{error.limit:,}: uno-arena web --max-replay-mib)")  # fmt: skip

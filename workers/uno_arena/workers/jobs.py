@@ -56,8 +56,9 @@ from uno_arena.records.tournament import (
     set_state,
 )
 from uno_arena.rules import ConfigError
-from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
+from uno_arena.v1 import channels, codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.channels import ClientTLS, TLSError
 from uno_arena.workers.live import Follower
 from uno_arena.workers.settings import WorkerSettings
 
@@ -127,7 +128,7 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
         log.info("%s match %d: another worker is playing it", tournament_id, index, extra=ids)
         return "played by another worker"
     feed = LiveFeed(client, keys, index, match.bots)
-    follower = Follower(feed, tournament.spec.server, settings.control_token)
+    follower = Follower(feed, tournament.spec.server, settings.control_token, settings.tls)
     with lease.kept():
         follower.start()
         try:
@@ -274,11 +275,17 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
         disconnect_grace_ms=deadlines.disconnect_grace_ms,
         wait_for_bots_ms=deadlines.wait_for_bots_ms,
     )
+    try:  # the control token never goes in clear off this machine, unless the worker was told it may
+        settings.tls.check(spec.server)
+        if settings.tls.enabled:
+            settings.tls.credentials()
+    except TLSError as error:
+        raise MatchFailed(f"the worker's TLS settings: {error}") from None
     gone_since: float | None = None
     pause = FIRST_SERVER_PAUSE_S
     while True:
         try:
-            return _attempt(request, spec.server, settings.control_token, on_fault)
+            return _attempt(request, spec.server, settings.control_token, on_fault, settings.tls)
         except _ServerGone as gone:
             now = time.monotonic()
             gone_since = now if gone_since is None else gone_since
@@ -288,24 +295,25 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
                 raise MatchFailed(f"{gone} ({waited})") from None
             log.warning("%s: %s; waiting up to %.0f s for the match server at %s", request.match_id, gone,
                         left, spec.server, extra=keys.log_ids(index))  # fmt: skip
-            _await_server(spec.server, min(pause, left), left)
+            _await_server(spec.server, settings.tls, min(pause, left), left)
             pause = min(pause * 2, LONGEST_SERVER_PAUSE_S)
 
 
-def _await_server(address: str, pause: float, timeout: float) -> None:
+def _await_server(address: str, tls: ClientTLS, pause: float, timeout: float) -> None:
     """Pause, then wait until the server accepts connections (or `timeout` passes)."""
     time.sleep(pause)  # a backoff: a server that is up but refusing (draining) is not asked in a loop
-    with grpc.insecure_channel(address) as channel, contextlib.suppress(grpc.FutureTimeoutError):
+    with channels.channel(address, tls) as channel, contextlib.suppress(grpc.FutureTimeoutError):
         grpc.channel_ready_future(channel).result(timeout=max(timeout - pause, 0.01))
 
 
 def _attempt(request: control_pb2.PlayMatchRequest, server: str, token: str,
-             on_fault: Callable[[pb.Fault], None]) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
+             on_fault: Callable[[pb.Fault], None],
+             tls: ClientTLS) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
     metadata = [("authorization", f"Bearer {token}")]
     chunks: list[bytes] = []
     events = 0
     try:
-        with grpc.insecure_channel(server) as channel:
+        with channels.channel(server, tls) as channel:
             stub = control_pb2_grpc.ControlServiceStub(channel)
             for progress in stub.PlayMatch(request, metadata=metadata):
                 kind = progress.WhichOneof("kind")

@@ -27,8 +27,9 @@ import grpc
 import redis
 
 from uno_arena.records.live import LiveFeed
-from uno_arena.v1 import control_pb2, control_pb2_grpc
+from uno_arena.v1 import channels, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
+from uno_arena.v1.channels import ClientTLS, TLSError
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +43,8 @@ RETRIED = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE})
 class Follower:
     """Follows one match's Spectate stream into its `LiveFeed`, from `start` until `close`."""
 
-    def __init__(self, feed: LiveFeed, server: str, control_token: str) -> None:
-        self.feed, self.server = feed, server
+    def __init__(self, feed: LiveFeed, server: str, control_token: str, tls: ClientTLS | None = None) -> None:
+        self.feed, self.server, self.tls = feed, server, tls or ClientTLS()
         self._ids = feed.keys.log_ids(feed.index)  # the fields of its log lines (`--log-format json`)
         self._metadata = [("authorization", f"Bearer {control_token}")]
         self._finishing = threading.Event()  # the match ended or failed: read to the stream's end, then stop
@@ -107,7 +108,7 @@ class Follower:
         request = control_pb2.SpectateRequest(match_id=self.feed.match_id)
         pause = POLL_S
         try:
-            with grpc.insecure_channel(self.server) as channel:
+            with channels.channel(self.server, self.tls) as channel:
                 stub = control_pb2_grpc.ControlServiceStub(channel)
                 while not self._cancel.is_set():
                     code = self._follow(stub, request)
@@ -117,6 +118,8 @@ class Follower:
                     pause = min(pause * 2, LONGEST_PAUSE_S) if away else POLL_S
                     if self._finishing.wait(pause):  # the match is over: nothing more will come
                         return
+        except TLSError as error:  # the job refuses the match for the same reason, and says so
+            log.debug("%s: not following its public events: %s", self.feed.match_id, error)
         except Exception:  # a bug of ours must not touch the match
             log.exception("%s: following its public events failed", self.feed.match_id, extra=self._ids)
         finally:

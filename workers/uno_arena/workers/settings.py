@@ -1,5 +1,6 @@
-"""What a worker process needs that is not in Redis: its control token, how it shows it is alive, and
-how long it waits out an outage.
+"""What a worker process needs that is not in Redis: its control token, how it reaches the match server
+(TLS: a tournament's spec names the server's address, the worker decides how to reach it), how it shows
+it is alive, and how long it waits out an outage.
 
 Read from the environment, because jobs run in RQ's work horse (a fork of the
 worker) and plain `rq worker` must work too: `uno-arena worker` sets these
@@ -9,7 +10,9 @@ variables from its flags before it starts.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from uno_arena.v1.channels import ClientTLS, TLSError
 
 TOKEN_VARIABLE = "UNO_ARENA_CONTROL_TOKEN"
 LEASE_VARIABLE = "UNO_ARENA_LEASE_SECONDS"
@@ -28,6 +31,7 @@ class WorkerSettings:
     lease_seconds: float = LEASE_S  # a match whose worker stops renewing its lease this long is played again
     server_wait_s: float = SERVER_WAIT_S  # how long a job waits for a match server that is down or restarting
     redis_wait_s: float = REDIS_WAIT_S  # how long a job waits for Redis before its attempt fails
+    tls: ClientTLS = field(default_factory=ClientTLS)  # from UNO_ARENA_TLS, UNO_ARENA_TLS_CA ...
 
     @classmethod
     def from_env(cls) -> WorkerSettings:
@@ -38,7 +42,11 @@ class WorkerSettings:
         lease = _seconds(LEASE_VARIABLE, LEASE_S, positive=True)
         server_wait = _seconds(SERVER_WAIT_VARIABLE, SERVER_WAIT_S)
         redis_wait = _seconds(REDIS_WAIT_VARIABLE, REDIS_WAIT_S)
-        return cls(token, lease, server_wait, redis_wait)
+        try:
+            tls = ClientTLS.from_env()
+        except TLSError as error:
+            raise WorkerSettingsError(str(error)) from None
+        return cls(token, lease, server_wait, redis_wait, tls)
 
 
 def _seconds(variable: str, default: float, *, positive: bool = False) -> float:
