@@ -127,7 +127,6 @@ def _turn_actions(hand: Hand) -> list[Action]:
     return actions
 
 
-
 _PUBLIC_CHOICES = (Phase.CHOOSE_COLOUR, Phase.CATCH, Phase.SWAP)
 """Phases whose legal actions follow from public information alone, as CHALLENGE's do without stacking."""
 
