@@ -32,6 +32,11 @@ Latency is measured at the client as the time from sending an answer to
 receiving the next request of the same stream (raw) or match (ours, relay):
 the server's whole turn-around, rules and encoding included.
 Then (c): resident memory of the server process with N idle connected bots.
+And (d), what asking costs: the bots of (b) play `--count-matches` matches to 500 (seeds 0..N-1, all
+at once) on each build, counting the decisions they were asked and the actions applied
+(`FinishedMatch.actions`, asked or not). `decisions_per_match` and `actions_per_match` in the RESULT
+line are their means; a decision the server applies by itself takes no round trip, and which ones it
+may apply is docs/protocol.md's "What a seat learns, and when".
 
 Which build (docs/building.md): each build of the server available is measured, in its own
 process, within the same rounds: this interpreter's, its source too when it is a compiled install
@@ -281,9 +286,11 @@ class MinimalBot:
         last_sent: dict[str, float],
         until: float,
         tls: ClientTLS | None = None,
+        asked: dict[str, int] | None = None,
     ) -> None:
         self.address, self.name, self.token, self.tls = address, name, token, tls
         self.latencies = latencies
+        self.asked = asked if asked is not None else {}  # match id -> requests to its bots so far
         self.last_sent = last_sent  # match id -> when its last answer was sent, by any bot of the match
         self.until = until  # only decisions before this moment count
         self.decisions = 0
@@ -307,6 +314,7 @@ class MinimalBot:
             elif kind == "decision_request":
                 request = message.decision_request
                 now = time.perf_counter()
+                self.asked[request.match_id] = self.asked.get(request.match_id, 0) + 1
                 sent = self.last_sent.pop(request.match_id, None)
                 if sent is not None and now < self.until:
                     self.latencies.append(now - sent)
@@ -369,6 +377,41 @@ async def ours(
     await asyncio.gather(*slots, *tasks, return_exceptions=True)
     await channel.close()
     return latencies, sum(b.decisions for b in bots), (cpu[0] - cpu_before[0], cpu[1] - cpu_before[1])
+
+
+async def decisions_per_match(
+    address: str, control_token: str, tokens: dict[str, str], matches: int
+) -> list[tuple[int, int]]:
+    """(decisions asked, actions applied) of `matches` matches to 500 (seeds 0..matches-1, all at
+    once) between the minimal bots."""
+    names = [f"m64-{i}-{side}" for i in range(matches) for side in ("a", "b")]
+    asked: dict[str, int] = {}
+    bots = [MinimalBot(address, n, tokens[n], [], {}, 0.0, asked=asked) for n in names]
+    readies = [asyncio.Event() for _ in bots]
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(b.run(r, stop)) for b, r in zip(bots, readies, strict=True)]
+    await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
+    channel = grpc.aio.insecure_channel(address)
+    control = control_pb2_grpc.ControlServiceStub(channel)
+    metadata = (("authorization", f"Bearer {control_token}"),)
+    run = uuid.uuid4().hex[:6]
+
+    async def one(i: int) -> tuple[int, int]:
+        request = control_pb2.PlayMatchRequest(
+            match_id=f"count-{run}-{i}", bots=[names[2 * i], names[2 * i + 1]], seed=i,
+            rules=pb.RulesConfig(target_score=500),
+        )  # fmt: skip
+        applied = 0
+        async for progress in control.PlayMatch(request, metadata=metadata):
+            if progress.HasField("finished"):
+                applied = len(progress.finished.actions)
+        return asked.get(request.match_id, 0), applied
+
+    counts = await asyncio.gather(*(one(i) for i in range(matches)))
+    stop.set()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    await channel.close()
+    return list(counts)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -485,6 +528,7 @@ def main() -> None:
     )
     parser.add_argument("--redis-url", default="redis://127.0.0.1:6379/15")
     parser.add_argument("--idle-bots", type=int, default=1000)
+    parser.add_argument("--count-matches", type=int, default=32, help="matches of (d), at most 64")
     parser.add_argument(
         "--compiled-python",
         type=Path,
@@ -528,6 +572,12 @@ def main() -> None:
         idle = {
             build.name: idle_memory(lambda b=build: start_server(b), tokens, idle_names) for build in builds
         }
+        counted = {
+            build.name: counted_matches(
+                lambda b=build: start_server(b), control_token, tokens, min(args.count_matches, 64)
+            )
+            for build in builds
+        }
     finally:
         keys = list(client.scan_iter(match=f"{prefix}:*", count=1000))
         if keys:
@@ -543,6 +593,9 @@ def main() -> None:
         print(f"{b:<11} ours 1 match:    p50 {median[f'{b}:decision_p50_us']:7.0f} us  "
               f"p99 {percentile(ours_all[b], 0.99) * 1e6:7.0f} us")  # fmt: skip
         print(f"{b:<11} ours 64 matches: {median[f'{b}:decisions_per_s_64']:9.0f} decisions/s")
+        asked, applied = (statistics.mean(c[k] for c in counted[b]) for k in (0, 1))
+        print(f"{b:<11} per match: {asked:.1f} decisions asked, {applied:.1f} actions applied "
+              f"({len(counted[b])} matches)")  # fmt: skip
         before, rss = idle[b]
         print(f"{b:<11} server memory: {before:.0f} MiB before, {rss:.0f} MiB, {args.idle_bots} idle bots")
     primary, *others = builds
@@ -565,12 +618,16 @@ def main() -> None:
             "lean_relay_rt_per_s_64": median["lean_relay_rt_per_s_64"],
             "latency_ratio_vs_lean_relay": median[f"{b}:latency_ratio_vs_lean_relay"],
             "throughput_ratio_vs_lean_relay": median[f"{b}:throughput_ratio_vs_lean_relay"],
+            "decisions_per_match": statistics.mean(asked for asked, _ in counted[b]),
+            "actions_per_match": statistics.mean(applied for _, applied in counted[b]),
             "idle_bots": args.idle_bots,
             "idle_rss_mib": idle[b][1],
             "rounds": len(rounds),
         }
 
     def shown(key: str, value: float) -> str:
+        if key.endswith("_per_match"):
+            return f"{key}={value:.1f}"
         return f"{key}={value:.3f}" if "ratio" in key else f"{key}={value:.0f}"
 
     fields = [f"build={primary.name}", *(shown(k, v) for k, v in figures_of(primary).items())]
@@ -681,6 +738,18 @@ def idle_memory(start_server, tokens: dict[str, str], names: list[str]) -> tuple
             return rss
 
         return before, asyncio.run(idle())
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def counted_matches(
+    start_server, control_token: str, tokens: dict[str, str], matches: int
+) -> list[tuple[int, int]]:  # type: ignore[no-untyped-def]
+    """(d) on a fresh server: `decisions_per_match`."""
+    process, address = start_server()
+    try:
+        return asyncio.run(decisions_per_match(address, control_token, tokens, matches))
     finally:
         process.terminate()
         process.wait()

@@ -25,7 +25,17 @@ from uno_arena.records.replay import (
     replay_path_in,
     write_replay_file,
 )
-from uno_arena.rules import RulesConfig, action_from_id, legal_actions, new_match, safe_default, to_move
+from uno_arena.rules import (
+    DRAW,
+    KEEP,
+    Phase,
+    RulesConfig,
+    action_from_id,
+    legal_actions,
+    new_match,
+    safe_default,
+    to_move,
+)
 from uno_arena.rules import play as play_action
 from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
@@ -405,3 +415,47 @@ def test_a_log_its_actions_do_not_replay_to_says_nobody_to_move() -> None:
     match = played_match(players=2, seed=4)
     del match.finished.actions[-1]
     assert export(match)["to_move"] is None
+
+
+DATA = Path(__file__).resolve().parent / "data"
+
+
+def test_a_replay_file_of_an_earlier_version_reads_as_it_did() -> None:
+    """`data/old-m00001.json` was written by uno-arena 0.2.0 (main at 9969fb4), when a draw whose card
+    could not be played ended the turn by itself: its actions have no KEEP there, and its last action
+    is such a draw (the match ended on max_hands after it). Carol times out twice and forfeits.
+    It reads as it did then (`data/old-m00001.txt` is what `lines` printed, and the export's automatic
+    events and seats to move are the ones it wrote): its actions replay to its log."""
+    path = DATA / "old-m00001.json"
+    match = read_replay_file(path)
+    finished = match.finished
+    with pytest.raises(ValueError):  # as recorded, without the KEEPs this version asks for
+        state = new_match(RulesConfig.from_dict(finished_rules(match)), random.Random(finished.seed))
+        for action_id in finished.actions:
+            play_action(state, action_from_id(action_id))
+    assert action_from_id(finished.actions[-1]) == DRAW
+    assert "".join(f"{line}\n" for line in lines(match)) == (DATA / "old-m00001.txt").read_text()
+    stored = json.loads(path.read_text())
+    exported = json.loads(json.dumps(export(match)))
+    assert exported["to_move"] is not None and exported["automatic_events"]
+    assert exported == stored
+
+
+def finished_rules(match: RecordedMatch) -> dict[str, object]:
+    return codec.rules_from(match.finished.rules, len(match.record.bots)).to_dict()
+
+
+def test_a_record_of_this_version_cut_while_a_seat_decides_after_a_draw_still_replays() -> None:
+    """An aborted match whose last action is a draw of a card that does not play: the KEEP was never
+    decided, and the log has no `kept`, so none is taken."""
+    config = RulesConfig(players=2)
+    match = new_match(config, random.Random(3))
+    while not (match.hand.phase is Phase.DRAWN and legal_actions(match) == [KEEP]):
+        play_action(match, DRAW if DRAW in legal_actions(match) else safe_default(legal_actions(match)))
+    result = codec.match_result("cut-m00001", pb.MATCH_END_ABORTED, (), tuple(match.totals),
+                                match.hand_results, ["alice", "bob"], [], [0, 0])  # fmt: skip
+    actions = [a.id for a in match.actions]
+    finished = control_pb2.FinishedMatch(result=result, event_count=len(match.events), seed=3,
+                                         actions=actions, rules=codec.rules(config))  # fmt: skip
+    recorded_cut = recorded_match(finished, list(codec.event_log_chunk(match.events).events))
+    assert export(recorded_cut)["to_move"] is not None  # the actions replay to the log

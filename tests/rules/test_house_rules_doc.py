@@ -80,7 +80,7 @@ def test_three_sevens_example() -> None:
     hand = arrange("green_1 green_2", "red_7 blue_7 green_7 yellow_2", "blue_5 red_6", "green_6 yellow_4",
                    top=RED_3, multi_play=True)  # fmt: skip
     ids(hand, 14)
-    assert [a.id for a in legal_actions(hand)] == [66, 92, 130]
+    assert [a.id for a in legal_actions(hand)] == [66, 67, 92, 93, 130]
     ids(hand, 66, 93)
     assert [a.id for a in legal_actions(hand)] == [130]
     ids(hand, 130)

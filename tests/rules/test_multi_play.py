@@ -63,11 +63,18 @@ def drew(hand: Hand) -> list[tuple[int, int, str]]:
 
 def test_three_7s_laid_together() -> None:
     hand = multi("green_1 green_2", "red_7 blue_7 green_7 yellow_2", "blue_5 red_6", "green_6 yellow_4")
-    green_7, blue_7 = parse_card("green_7"), parse_card("blue_7")
-    assert legal_actions(hand) == [play_card(parse_card("red_7")), DRAW]  # the first must be playable
-    play(hand, play_card(parse_card("red_7")))
+    red_7, green_7, blue_7 = parse_card("red_7"), parse_card("green_7"), parse_card("blue_7")
+    # the first must be playable; laying the other two 7s would leave one card, so the call is offered
+    assert legal_actions(hand) == [play_card(red_7), play_card(red_7, uno=True), DRAW]
+    play(hand, play_card(red_7))
     assert (hand.phase, hand.to_move, hand.turn_seat) == (Phase.LAY, 1, 1)
-    assert legal_actions(hand) == [play_card(green_7), play_card(blue_7), DONE]
+    assert legal_actions(hand) == [
+        play_card(green_7),
+        play_card(green_7, uno=True),
+        play_card(blue_7),
+        play_card(blue_7, uno=True),
+        DONE,
+    ]
     play(hand, play_card(green_7))
     assert legal_actions(hand) == [play_card(blue_7), play_card(blue_7, uno=True), DONE]
     play(hand, play_card(blue_7, uno=True))
@@ -240,14 +247,32 @@ def test_uno_is_judged_after_the_whole_play() -> None:
     assert (hand.phase, hand.to_move) == (Phase.TURN, 2)
 
 
-def test_a_call_with_a_card_that_leaves_more_than_one_is_ignored_even_if_more_are_laid() -> None:
-    """RULINGS 20 read card by card: the call is offered with the card that leaves one, and a
-    call made earlier (three cards held) is dropped as `canonical` shows."""
+def test_a_call_with_the_first_card_counts_when_the_whole_play_leaves_one() -> None:
+    """The finding of issue 28: seat 0 holds red 5, blue 5, green 1. Its call with the red 5 was
+    dropped (three cards held), so after the blue 5 and DONE it could be caught. UNO is judged
+    after the whole play: the call is kept, never changed silently, and counts."""
+    hand = multi("red_5 blue_5 green_1", "green_2 green_3", "blue_8 red_6", to_move=0)
+    red_5, blue_5 = parse_card("red_5"), parse_card("blue_5")
+    assert play_card(red_5, uno=True) in legal_actions(hand)
+    assert play(hand, play_card(red_5, uno=True), 0) == play_card(red_5, uno=True)
+    assert events_of(hand, Played)[-1].uno
+    play(hand, play_card(blue_5), 0)
+    play(hand, DONE, 0)
+    assert (len(hand.cards[0]), hand.phase, hand.to_move) == (1, Phase.TURN, 1)  # no catch window
+    assert not events_of(hand, Caught)
+
+
+def test_a_call_counts_only_if_the_play_can_leave_one_card() -> None:
+    """RULINGS 20 after the whole play: a call offered with the first card is ignored when the player
+    is done with more than one card (no penalty either); with a play that cannot leave one card
+    (too few cards of its number), it is not offered, and one sent anyway is read without it."""
     hand = multi("green_1 green_2", "red_5 blue_5 green_3", "blue_8 red_6", "green_6 yellow_4")
+    play(hand, play_card(parse_card("red_5"), uno=True))
+    play(hand, DONE)  # two cards left: the call is ignored, nobody may catch
+    assert (len(hand.cards[1]), hand.phase, hand.to_move) == (2, Phase.TURN, 2)
+    hand = multi("green_1 green_2", "red_5 blue_5 green_3 green_4", "blue_8 red_6", "green_6 yellow_4")
+    assert play_card(parse_card("red_5"), uno=True) not in legal_actions(hand)
     assert play(hand, play_card(parse_card("red_5"), uno=True)) == play_card(parse_card("red_5"))
-    play(hand, play_card(parse_card("blue_5")))
-    play(hand, DONE)
-    assert (hand.phase, hand.turn_seat) == (Phase.CATCH, 1)
     hand = multi("green_1 green_2", "red_5 blue_5", "blue_8 red_6", "green_6 yellow_4")
     play(hand, play_card(parse_card("red_5"), uno=True))  # leaves one: the call stands
     play(hand, DONE)

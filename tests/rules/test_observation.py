@@ -108,7 +108,7 @@ def test_the_issue_16_reproduction_shows_the_others_the_same_either_way() -> Non
         assert observe(kept_playable, seat).drawn is None
     play(kept_playable, KEEP)
     unplayable = _drawn_and_kept(UNPLAYABLE_FIRST)
-    assert [str(a) for a in unplayable.actions] == ["draw"]  # never asked to keep
+    assert [str(a) for a in unplayable.actions] == ["draw", "keep"]  # asked too, KEEP its only action
     assert [str(a) for a in kept_playable.actions] == ["draw", "keep"]
 
     for seat in (1, 2):
@@ -128,11 +128,34 @@ def test_the_issue_16_reproduction_shows_the_others_the_same_either_way() -> Non
         assert again.events == hand.events
 
 
-def _end_turn_by_drawing(match: Match) -> None:
-    """Draw, and keep the drawn card if asked: the turn ends without a play either way."""
-    apply(match, DRAW)
-    if match.hand.phase is Phase.DRAWN:
-        apply(match, KEEP)
+def test_while_a_seat_decides_after_a_draw_the_others_cannot_tell_whether_its_card_plays() -> None:
+    """Issue 28's finding, its exact position: three seats, dealer 2, seat 0 holds red 1, blue 2,
+    blue 3 on a red 7 and draws a green 7 (it plays) or a blue 9 (it does not). Seat 1's observation
+    before and after the DRAW showed to_move 0 with sizes (4, 3, 3) only for the green 7, since an
+    unplayable card passed the turn at once. Every draw now asks the drawer (phase DRAWN, KEEP its only
+    action when the card does not play), so nobody else sees a difference, at any moment."""
+    seen: dict[str, list[object]] = {}
+    for draw in (PLAYABLE_FIRST, UNPLAYABLE_FIRST):
+        hand = deal(*LEAK_HANDS, first="red_7", draw=draw, dealer=2)
+        before = [_seen(hand, seat) for seat in (1, 2)]
+        play(hand, DRAW)
+        assert (hand.phase, hand.to_move) == (Phase.DRAWN, 0)
+        seen[draw] = [before, [_seen(hand, seat) for seat in (1, 2)], [public(e) for e in hand.events]]
+        watching = observe(hand, 1)
+        assert (watching.to_move, watching.turn_seat, watching.phase) == (0, 0, Phase.TURN)
+        assert (watching.turn, watching.hand_sizes, watching.drawn) == (1, (4, 3, 3), None)
+    assert seen[PLAYABLE_FIRST] == seen[UNPLAYABLE_FIRST]
+    # only the drawer knows: its card, and whether it may play it
+    playable = deal(*LEAK_HANDS, first="red_7", draw=PLAYABLE_FIRST, dealer=2)
+    unplayable = deal(*LEAK_HANDS, first="red_7", draw=UNPLAYABLE_FIRST, dealer=2)
+    play(playable, DRAW)
+    play(unplayable, DRAW)
+    assert [str(a) for a in observe(playable, 0).legal_actions] == ["play green_7", "keep"]
+    assert [str(a) for a in observe(unplayable, 0).legal_actions] == ["keep"]
+    assert (observe(playable, 0).drawn, observe(unplayable, 0).drawn) == (
+        parse_card("green_7"),
+        parse_card("blue_9"),
+    )
 
 
 def _what_others_see(match: Match, drawer: int, since: int) -> list[object]:
@@ -159,7 +182,10 @@ def _check_draw_hides_playability(match: Match, rng: random.Random) -> bool | No
     i = rng.choice(swaps)
     other[i], other[-1] = other[-1], other[i]
     for trial in (as_dealt, swapped):
-        _end_turn_by_drawing(trial)
+        apply(trial, DRAW)  # the others' view while the drawer decides, and after it kept the card
+    assert _what_others_see(as_dealt, drawer, since) == _what_others_see(swapped, drawer, since)
+    for trial in (as_dealt, swapped):
+        apply(trial, KEEP)
     assert _what_others_see(as_dealt, drawer, since) == _what_others_see(swapped, drawer, since)
     return playable
 

@@ -9,10 +9,13 @@ from uno_arena.rules import (
     Colour,
     NotDrawnCardError,
     Phase,
+    RulesConfig,
+    arranged_hand,
     legal_actions,
     parse_card,
     play,
     play_card,
+    standard_deck,
 )
 from uno_arena.rules.event import Drew, Kept, Skipped
 
@@ -86,12 +89,34 @@ def test_keeping_the_drawn_card_ends_the_turn() -> None:
     assert len(hand.cards[1]) == 3
 
 
-def test_unplayable_drawn_card_ends_the_turn() -> None:
+def test_an_unplayable_drawn_card_is_kept_as_a_playable_one_is() -> None:
+    """The drawer is asked after every draw, KEEP its only action when the card does not play, so that
+    neither the phase nor a host's timing tells the others which it was (RULINGS 29)."""
     hand = deal("blue_1 blue_2", "red_5 red_6", first="red_7", draw="green_2")
     play(hand, DRAW)
-    assert hand.phase is Phase.TURN
-    assert hand.to_move == 0
-    assert events_of(hand, Kept) == [Kept(1)]  # as after a `keep`: others cannot tell which (RULINGS 29)
+    assert (hand.phase, hand.to_move, hand.drawn) == (Phase.DRAWN, 1, parse_card("green_2"))
+    assert legal_actions(hand) == [KEEP]
+    with pytest.raises(CardDoesNotMatchError, match="green_2 does not match red_7"):
+        play(hand, play_card(parse_card("green_2")))
+    with pytest.raises(NotDrawnCardError):
+        play(hand, play_card(parse_card("red_5")))
+    play(hand, KEEP)
+    assert (hand.phase, hand.to_move) == (Phase.TURN, 0)
+    assert events_of(hand, Kept) == [Kept(1)]  # as after keeping a playable card
+    assert [str(a) for a in hand.actions] == ["draw", "keep"]
+
+
+def test_a_draw_that_finds_no_card_ends_the_turn_at_once() -> None:
+    """Every card in a hand but the top one: nothing to draw, nothing to reshuffle. `Drew` with count 0
+    tells everyone, so there is no decision to hide (RULINGS 16, 29)."""
+    deck = standard_deck()
+    top = parse_card("red_7")
+    deck.remove(top)
+    hand = arranged_hand(RulesConfig(players=2), cards=[deck[:54], deck[54:]], discards=[top], draw_pile=[],
+                         colour=Colour.RED, phase=Phase.TURN, to_move=1)  # fmt: skip
+    play(hand, DRAW)
+    assert events_of(hand, Drew)[-1].count == 0
+    assert (hand.phase, hand.to_move, events_of(hand, Kept)) == (Phase.TURN, 0, [Kept(1)])
 
 
 def test_draw_until_playable_option() -> None:

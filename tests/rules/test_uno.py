@@ -5,6 +5,7 @@ import pytest
 from uno_arena.rules import (
     CATCH,
     DRAW,
+    KEEP,
     PASS,
     Phase,
     WrongDecisionError,
@@ -106,6 +107,8 @@ def test_a_caught_player_can_call_again_next_time() -> None:
     play(hand, play_card(parse_card("red_3"), uno=True))
     play(hand, play_card(parse_card("red_2")))  # three cards to two: no call offered
     play(hand, DRAW)  # seat 1 draws blue_9, which does not match
+    assert legal_actions(hand) == [KEEP]  # asked all the same (RULINGS 29)
+    play(hand, KEEP)
     assert play_card(parse_card("red_5"), uno=True) in legal_actions(hand)
     play(hand, play_card(parse_card("red_5"), uno=True))
     assert events_of(hand, Played)[-1].uno

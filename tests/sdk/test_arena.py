@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import logging
+import random
 import re
 import threading
 from collections.abc import Sequence
@@ -13,7 +14,7 @@ from typing import ClassVar
 
 import pytest
 
-from uno_arena.rules import RulesConfig, replay_match, seen_by
+from uno_arena.rules import RulesConfig, apply, legal_actions, must_ask, new_match, replay_match, seen_by
 from uno_arena.sdk import Action, Bot, Event, EventKind, Fault, FaultKind, HandResult, MatchInfo, MatchResult
 from uno_arena.sdk import Observation as View
 from uno_arena.sdk.arena import ArenaError, ArenaResult, MatchOutcome, play
@@ -179,10 +180,22 @@ def test_callbacks_come_as_from_the_server_in_order() -> None:
             assert "on_fault" not in names
 
 
-def test_a_decision_with_one_legal_action_is_asked_only_with_ask_single() -> None:
-    default = play([GreedyBot, GreedyBot], seats=2, matches=2, rules=SHORT, seed=4)
-    asked = play([GreedyBot, GreedyBot], seats=2, matches=2, rules=SHORT, seed=4, ask_single=True)
-    assert default.decisions < default.actions
+def test_the_arena_asks_what_the_server_asks() -> None:
+    """Every decision, one legal action or not, unless every seat can tell it is the only one (the swap
+    after a 7 at two seats: `must_ask`); that one too with `ask_single`. A drawn card that does not
+    play is asked (KEEP alone), as on the server (RULINGS 29)."""
+    official = play([GreedyBot, GreedyBot], seats=2, matches=2, rules=SHORT, seed=4)
+    assert official.decisions == official.actions
+    seven_zero = RulesConfig(target_score=150, seven_zero=True)
+    default = play([GreedyBot, GreedyBot], seats=2, matches=2, rules=seven_zero, seed=4)
+    asked = play([GreedyBot, GreedyBot], seats=2, matches=2, rules=seven_zero, seed=4, ask_single=True)
+    public = 0
+    for outcome in default.matches:
+        match = new_match(outcome.config, random.Random(outcome.seed))
+        for action in outcome.result.actions:
+            public += not must_ask(match, legal_actions(match))
+            apply(match, action)
+    assert public > 0 and default.decisions == default.actions - public
     assert asked.decisions == asked.actions
     assert [m.totals for m in asked.matches] == [m.totals for m in default.matches]  # the same play
 

@@ -80,8 +80,9 @@ def test_a_drawn_card_is_played_or_kept() -> None:
     seen = position(hand="blue 5", drawn="red 9", top="red 7")
     assert seen.phase is Phase.DRAWN and seen.drawn is not None and str(seen.drawn) == "red_9"
     assert [str(a) for a in seen.legal] == ["play red_9", "play red_9 uno", "keep"]
-    with pytest.raises(ValueError, match="does not play on red_7"):
-        position(hand="blue 5", drawn="blue 9", top="red 7")
+    unplayable = position(hand="blue 5", drawn="blue 9", top="red 7")  # asked too, to keep it (RULINGS 29)
+    assert unplayable.phase is Phase.DRAWN and str(unplayable.drawn) == "blue_9"
+    assert [str(a) for a in unplayable.legal] == ["keep"]
 
 
 def test_a_catch_window_after_the_previous_seat_kept_one_card_quietly() -> None:
@@ -257,7 +258,14 @@ def test_a_jump_in_position_asks_about_the_previous_seats_play() -> None:
 def test_a_lay_position_offers_the_cards_of_the_same_rank_and_done() -> None:
     seen = position("blue 5, green 5, red 2", "red 5", phase="lay", rules_options={"multi_play": True})
     assert (seen.phase, seen.turn_seat) == (Phase.LAY, 0)
-    assert [a.text for a in seen.legal] == ["play green_5", "play blue_5", "done"]
+    # laying both 5s would leave one card: each is offered with the UNO call too (RULINGS 28)
+    assert [a.text for a in seen.legal] == [
+        "play green_5",
+        "play green_5 uno",
+        "play blue_5",
+        "play blue_5 uno",
+        "done",
+    ]
     assert seen.legal.done is not None and seen.legal.safe_default() is seen.legal.done
     laid = position("red 2, blue 9", "red draw two", discards="blue draw two", phase="lay", laid=2,
                     rules_options={"multi_play": True})  # fmt: skip

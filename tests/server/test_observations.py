@@ -11,7 +11,17 @@ from google.protobuf.message import Message
 
 from tests.conftest import RunningServer
 from tests.server.botclient import Policy, TestBot, control, play_match
-from uno_arena.rules import DRAW, KEEP, Phase, action_from_id, apply, new_match
+from uno_arena.rules import (
+    DRAW,
+    KEEP,
+    Phase,
+    action_from_id,
+    apply,
+    legal_actions,
+    must_ask,
+    new_match,
+    to_move,
+)
 from uno_arena.v1 import bot_pb2, codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 
@@ -82,22 +92,43 @@ def test_clients_never_receive_other_seats_cards_the_pile_or_a_seed(
         bot.close()
 
 
-def test_single_legal_actions_are_applied_without_asking_unless_asked_to(match_server: RunningServer) -> None:
+def test_a_single_action_is_asked_unless_every_seat_can_tell_it_is_the_only_one(
+    match_server: RunningServer,
+) -> None:
+    """What a seat receives, and when, depends only on public information and its own cards: a
+    decision with one legal action that only its seat can know of (a drawn card that does not play,
+    a turn with nothing to play) is asked like any other, since the round trip it saves would show in
+    the time the others wait. The swap after a 7 at two seats has one action everyone can tell: it is
+    applied without a round trip, unless the bot said `Hello.ask_single` (docs/protocol.md)."""
     lazy = TestBot(match_server.address, "lazy", match_server.register("lazy"))
     keen = TestBot(match_server.address, "keen", match_server.register("keen"), ask_single=True)
     for bot in (lazy, keen):
         bot.wait_for(bot.welcomed)
-    request = control_pb2.PlayMatchRequest(
-        match_id="single", bots=["lazy", "keen"], seed=4, rules=pb.RulesConfig(target_score=200)
-    )
-    play_match(match_server.address, match_server.control_token, request)
+    rules = pb.RulesConfig(target_score=200, seven_zero=True)
+    request = control_pb2.PlayMatchRequest(match_id="single", bots=["lazy", "keen"], seed=4, rules=rules)
+    finished = play_match(match_server.address, match_server.control_token, request)[-1].finished
+    match = new_match(codec.rules_from(finished.rules, 2), random.Random(finished.seed))
+    hidden, public = [0, 0], [0, 0]  # per seat: decisions to ask, one-action decisions everyone can tell
+    for action_id in finished.actions:
+        seat, legal = to_move(match), legal_actions(match)
+        if must_ask(match, legal):
+            hidden[seat] += 1
+        else:
+            assert match.hand.phase is Phase.SWAP and len(legal) == 1
+            public[seat] += 1
+        apply(match, action_from_id(action_id))
+    assert min(public) >= 1, "both seats should have played a 7"
 
-    def sizes(bot: TestBot) -> set[int]:
-        return {len(m.decision_request.legal_actions) for m in bot.of_kind("decision_request")}
+    def requests(bot: TestBot) -> list[bot_pb2.DecisionRequest]:
+        bot.wait_for(lambda: bool(bot.of_kind("match_finished")))
+        return [m.decision_request for m in bot.of_kind("decision_request")]
 
-    assert 1 not in sizes(lazy)
-    assert 1 in sizes(keen)
-    assert isinstance(lazy.received[0], bot_pb2.ServerMessage)
+    asked_lazy, asked_keen = requests(lazy), requests(keen)
+    assert (len(asked_lazy), len(asked_keen)) == (hidden[0], hidden[1] + public[1])
+    single = [r for r in asked_lazy if len(r.legal_actions) == 1]
+    assert {r.legal_actions[0].id for r in single} >= {KEEP.id, DRAW.id}  # a kept card, nothing to play
+    assert not any(r.observation.phase == pb.PHASE_SWAP for r in asked_lazy)
+    assert any(r.observation.phase == pb.PHASE_SWAP and len(r.legal_actions) == 1 for r in asked_keen)
     lazy.close()
     keen.close()
 
@@ -119,10 +150,10 @@ def drawing(rng: random.Random, go: threading.Event) -> Policy:
 
 
 def test_nobody_but_the_drawer_learns_whether_its_drawn_card_plays(match_server: RunningServer) -> None:
-    """RULINGS 29 over the wire: the server asks a drawer to play or keep only when the card plays,
-    so nothing another seat or a spectator receives may depend on that decision point: not
-    the events (a `kept` ends every drawing turn), not where a batch of events ends, not the
-    request ids (a match-wide count would show the others' extra requests)."""
+    """RULINGS 29 over the wire: the server asks a drawer to play or keep after every draw, and only
+    the drawer learns whether its card plays, so nothing another seat or a spectator receives may show
+    the decision: not the events (a `kept` ends every drawing turn), not where a batch of events ends
+    (never while the drawer decides), not the request ids (each seat's count only its own)."""
     names = ["d0", "d1", "d2"]
     go = threading.Event()
     bots = [
@@ -151,7 +182,7 @@ def test_nobody_but_the_drawer_learns_whether_its_drawn_card_plays(match_server:
         if match.result is None and match.hand.phase is Phase.DRAWN:
             deciding.add(len(match.events))
     assert len(match.events) == finished.event_count
-    assert len(deciding) >= 5, "the match should hold several playable draws"
+    assert len(deciding) >= 5, "the match should hold several draws"
 
     ends, total = set(), 0
     for batch in batches:

@@ -59,7 +59,11 @@ if TYPE_CHECKING:
     help="Enforce a time per decision: decide is abandoned at it, the safe default applied and a timeout "
     "counted (default: no deadline).",
 )
-@click.option("--ask-single", is_flag=True, help="Ask the bots even when only one action is legal.")
+@click.option(
+    "--ask-single",
+    is_flag=True,
+    help="Ask every decision, also one whose single action every seat can tell (a 7's swap at two seats).",
+)
 @click.option(
     "--replay",
     "replay_dir",

@@ -35,7 +35,7 @@ from google.protobuf.message import Message
 
 from uno_arena.records import ruleset
 from uno_arena.records.match import MatchRecord, RecordedMatch
-from uno_arena.rules import ConfigError, action_from_id, new_match, play, to_move
+from uno_arena.rules import KEEP, ConfigError, action_from_id, keep_skipped, new_match, play, to_move
 from uno_arena.v1 import codec, control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import described, name_of
@@ -194,15 +194,29 @@ class Decision:
 
 def decisions(match: RecordedMatch) -> list[Decision] | None:
     """Each action of `FinishedMatch.actions`, replayed through the rules core from the record's rules
-    and seed; None when they do not replay to this log (a replay file may come from anywhere)."""
+    and seed; None when they do not replay to this log (a replay file may come from anywhere).
+
+    Records of uno-arena 0.2 and earlier hold no KEEP after a draw whose card could not be played
+    (the turn ended by itself); replaying, that KEEP is taken as the rules core reads such lists
+    (`keep_skipped`, `play_recorded`), and it is not one of the record's decisions: each entry stays
+    the action of the same index, which a fault's `action_index` names, and the `kept` goes with the
+    draw's events, as it did. A record whose last action is such a draw has its `kept` last in the
+    log: that KEEP is taken too (a record of this version cut in that decision has none)."""
     finished = match.finished
     try:
         state = new_match(codec.rules_from(finished.rules, len(match.record.bots)),
                           random.Random(finished.seed))  # fmt: skip
         found = []
         for action_id in finished.actions:
+            action = action_from_id(action_id)
+            if keep_skipped(state, action):
+                play(state, KEEP)
             found.append(Decision(to_move(state), len(state.events)))
-            play(state, action_from_id(action_id))
+            play(state, action)
+        logged = match.events
+        more = len(state.events) < len(logged)
+        if more and logged[len(state.events)].HasField("kept") and keep_skipped(state, None):
+            play(state, KEEP)
     except ValueError:  # ConfigError, InvalidActionError, IllegalActionError: not this match's
         return None
     return found if len(state.events) == len(match.events) else None

@@ -60,10 +60,20 @@ from uno_arena.rules.event import (
     seen_by,
 )
 from uno_arena.rules.hand import DeckError, Hand, Phase, new_hand
-from uno_arena.rules.match import Match, MatchResult, apply, legal_actions, new_match, observe, play, to_move
+from uno_arena.rules.match import (
+    Match,
+    MatchResult,
+    apply,
+    legal_actions,
+    must_ask,
+    new_match,
+    observe,
+    play,
+    to_move,
+)
 from uno_arena.rules.observation import Observation
 from uno_arena.rules.position import PositionError, arranged_hand
-from uno_arena.rules.replay import replay_hand, replay_match
+from uno_arena.rules.replay import keep_skipped, play_recorded, replay_hand, replay_match
 from uno_arena.rules.runner import Policy, eager_random_policy, random_policy, run_match
 from uno_arena.rules.validate import (
     CannotStackError,
@@ -143,7 +153,9 @@ __all__ = [
     "canonical",
     "card",
     "choose_colour",
+    "keep_skipped",
     "legal_actions",
+    "must_ask",
     "new_hand",
     "new_match",
     "observe",
@@ -151,6 +163,7 @@ __all__ = [
     "parse_cards",
     "play",
     "play_card",
+    "play_recorded",
     "public",
     "eager_random_policy",
     "random_policy",

@@ -25,7 +25,11 @@ seat at a time:
 - Phase LAY follows every play in a turn (or a stack) with `multi_play`, even
   when the player holds no card to add: other seats must not learn that they
   do (RULINGS 29). Likewise a jump-in window asks every other seat, holder or
-  not, but only while a copy of the card may be in someone's hand.
+  not, but only while a copy of the card may be in someone's hand; and phase
+  DRAWN follows every draw of at least one card, playable or not (then KEEP
+  is the only action), so that nothing tells the two apart: not the phase,
+  not whose decision it is, not a host's timing (RULINGS 29). A draw that
+  finds no card at all (the piles are empty: public) ends the turn at once.
 - Jump-in (RULINGS 26): once a play's effects have applied, before the next
   player begins their turn (or decides on a stacked penalty), every other seat
   is offered, in turn order from the player after the one who played, to play
@@ -152,7 +156,7 @@ class Hand:
         self.phase = Phase.TURN
         self.to_move: Seat = 0  # -1 once the hand is over
         self.turn_seat: Seat = 0  # whose turn it is (differs from to_move in CATCH/CHALLENGE)
-        self.drawn: Card | None = None  # the playable card just drawn, in DRAWN
+        self.drawn: Card | None = None  # the card just drawn (the last one), in DRAWN; playable or not
         self.catch_queue: list[Seat] = []  # seats still to be asked, in CATCH
         self.pending: Card | None = None  # the card whose effect waits for a catch window
         self.wild_draw_four_seat: Seat = -1  # who played the Wild Draw Four being decided
@@ -429,7 +433,7 @@ def _apply_play(hand: Hand, action: Action) -> None:
         hand.penalty += 2
     if not held:
         _go_out(hand, seat, card)
-    elif hand.config.multi_play and phase in _LAYING and not card.is_wild:
+    elif _lays_more(hand.config, phase, card):
         hand.phase = Phase.LAY  # even with nothing to add: others must not learn that (RULINGS 29)
     else:
         _finish_play(hand, seat, card)
@@ -437,6 +441,17 @@ def _apply_play(hand: Hand, action: Action) -> None:
 
 _LAYING = (Phase.TURN, Phase.STACK, Phase.LAY)
 """Where a play may be followed by more cards (multi_play): not after a draw (RULINGS 13) nor a jump-in."""
+
+
+def _lays_more(config: RulesConfig, phase: Phase, card: Card) -> bool:
+    """Whether a play of `card` in `phase` may be followed by more cards of its number or symbol
+    (multi_play, RULINGS 28): never a Wild, nor after a draw or a jump-in."""
+    return config.multi_play and phase in _LAYING and not card.is_wild
+
+
+def may_lay_more(hand: Hand, card: Card) -> bool:
+    """Whether the seat to move, playing `card` now, may lay more cards with it (RULINGS 28)."""
+    return _lays_more(hand.config, hand.phase, card)
 
 
 def _apply_done(hand: Hand, action: Action) -> None:
@@ -597,10 +612,10 @@ def _apply_draw(hand: Hand, action: Action) -> None:
             break
     hand.cards[seat].extend(drawn)
     hand.events.append(Drew(seat, len(drawn), tuple(drawn), DrawReason.DRAW))
-    if drawn and hand.playable(drawn[-1]):
+    if drawn:  # a decision even when the card does not play (only KEEP then): RULINGS 29
         hand.phase = Phase.DRAWN
         hand.drawn = drawn[-1]
-    else:
+    else:  # nothing was left to draw, which everyone sees: no decision to hide
         _keep_drawn(hand, seat)
 
 
@@ -609,8 +624,8 @@ def _apply_keep(hand: Hand, action: Action) -> None:
 
 
 def _keep_drawn(hand: Hand, seat: Seat) -> None:
-    """End a turn that drew and did not play: the same `Kept` whether the drawn card
-    could have been played (a `keep` action) or not, so others cannot tell (RULINGS 29)."""
+    """End a turn that drew and did not play: a `keep` action, whether the drawn card could have
+    been played or not, or a draw that found no card; the same `Kept` (RULINGS 29)."""
     hand.events.append(Kept(seat))
     hand.drawn = None
     _begin_turn(hand, (seat + hand.direction) % hand.players)

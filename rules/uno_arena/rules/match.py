@@ -8,6 +8,7 @@ functions at the bottom (`legal_actions`, `apply`, `play`, `observe`) accept a
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from uno_arena.rules.action import Action
@@ -15,6 +16,7 @@ from uno_arena.rules.config import DealerRule, RulesConfig, Scoring
 from uno_arena.rules.event import Event, HandEnded, HandStarted, MatchEnd, MatchEnded, Seat
 from uno_arena.rules.hand import Hand, new_hand
 from uno_arena.rules.hand import apply as apply_to_hand
+from uno_arena.rules.legal import choices_are_public
 from uno_arena.rules.legal import legal_actions as hand_legal_actions
 from uno_arena.rules.observation import Observation, observe_hand
 from uno_arena.rules.validate import HandOverError
@@ -162,6 +164,18 @@ def legal_actions(state: State) -> list[Action]:
     if isinstance(state, Match) and state.result is not None:
         return []
     return hand_legal_actions(_hand_of(state))
+
+
+def must_ask(state: State, legal: Sequence[Action]) -> bool:
+    """Whether a host (the match server, the local arena) must ask the seat to move for the decision
+    whose legal actions are `legal`, rather than apply the only one itself.
+
+    It may skip the round trip only when there is one legal action and every seat can tell so from
+    public information (`legal.choices_are_public`; today the swap after a 7 at two seats): otherwise
+    the time the decision takes, or does not take, would tell the others something about the seat's
+    cards (RULINGS 29), such as whether a kept card could have been played.
+    """
+    return len(legal) != 1 or not choices_are_public(_hand_of(state))
 
 
 def apply(state: State, action: Action) -> None:

@@ -25,9 +25,11 @@ class Observation(Value):
     """One seat's view of the game at a decision point.
 
     `discards` is the discard pile since the last reshuffle, bottom first (its
-    last card is the top). `drawn` is set only for the seat that just drew a
-    playable card; to every other seat that seat's phase `drawn` reads `turn`,
-    so whether a drawn card could be played stays hidden (RULINGS 29).
+    last card is the top). `drawn` is set only for the seat that just drew (phase
+    `drawn`): the card drawn, playable or not (its legal actions say: its plays and
+    `keep`, or `keep` alone). Every draw of a card asks the drawer this decision, so
+    to every other seat the drawer's turn looks the same either way, its phase
+    reading `turn`: whether a drawn card could be played stays hidden (RULINGS 29).
     `shown` lists (seat, cards) of hands shown to this seat in challenges this
     hand. `scores` are match totals (zeros for a lone hand). `penalty` is the
     number of cards pending for the next player from the Draw Twos and Wild
@@ -147,7 +149,7 @@ def observe_hand(
     if not 0 <= seat < hand.players:
         raise ValueError(f"seat {seat} is not a seat of {hand.players}")
     mine = hand.to_move == seat and hand.phase is not Phase.OVER
-    # Only the drawer may know that its drawn card can be played (RULINGS 29).
+    # Only the drawer sees its decision after a draw, and whether its card plays (RULINGS 29).
     phase = Phase.TURN if hand.phase is Phase.DRAWN and not mine else hand.phase
     return Observation(
         seat=seat,

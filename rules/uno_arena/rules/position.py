@@ -50,7 +50,8 @@ def arranged_hand(
     only while a first-card Wild waits for its colour). `turn_seat` is whose turn it is: in
     CATCH the seat that did not call UNO, in CHALLENGE the one that played the Wild Draw Four
     (`guilty`: whether it held a card of the previous colour); elsewhere `to_move` (the default).
-    In DRAWN, `drawn` is the playable card just drawn, among `cards[to_move]`. In STACK (only
+    In DRAWN, `drawn` is the card just drawn, among `cards[to_move]`, playable or not (then KEEP is
+    the only legal action). In STACK (only
     with `stacking`) `turn_seat` played the Draw Two on top. `penalty` is the total the seat
     after `turn_seat` must draw for the Draw Two or Wild Draw Four on top (in CATCH, STACK,
     CHALLENGE, JUMP_IN and LAY; default 2 or 4 per card laid, more only when stacked with
@@ -297,9 +298,6 @@ def _arrange_drawn(hand: Hand, drawn: Card | None) -> None:
         raise PositionError("drawn: the seat to move is the one whose turn it is")
     if drawn is None or drawn not in hand.cards[hand.to_move]:
         raise PositionError("drawn: the card just drawn must be given, and held by the seat to move")
-    if not hand.playable(drawn):
-        raise PositionError(f"drawn: {drawn} does not play on {hand.top} ({hand.colour}); a card that "
-                            "does not play ends the turn")  # fmt: skip
     hand.drawn = drawn
 
 

@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from uno_arena.rules.action import Action, ActionKind, InvalidActionError, intern
-from uno_arena.rules.card import Rank
 from uno_arena.rules.event import Seat
 from uno_arena.rules.hand import Hand, Phase, apply
-from uno_arena.rules.legal import legal_actions
+from uno_arena.rules.legal import legal_actions, uno_counts
 
 
 class IllegalActionError(ValueError):
@@ -81,17 +80,17 @@ _PLAYING = (Phase.TURN, Phase.DRAWN, Phase.STACK, Phase.CHALLENGE, Phase.JUMP_IN
 
 
 def canonical(hand: Hand, action: Action) -> Action:
-    """The action as the rules read it: a UNO call that leaves more than one card is dropped
-    (kept with a 7 or 0 under `seven_zero`: the swap or pass decides, RULINGS 27).
+    """The action as the rules read it: a UNO call with a play that cannot leave one card is dropped
+    (RULINGS 20). It is kept wherever it can count (`legal.uno_counts`): with a 7 or 0 under
+    `seven_zero` (the swap or pass decides, RULINGS 27), and under `multi_play` with a play that the
+    cards laid after it can bring down to one (UNO is judged after the whole play, RULINGS 28).
 
     Raises `InvalidActionError` for an action outside the action space.
     """
     action = intern(action)
-    if action.uno and len(hand.cards[hand.to_move]) != 2 and hand.phase in _PLAYING:
-        card = action.card
-        swapping = card is not None and (card.rank is Rank.SEVEN or card.rank is Rank.ZERO)
-        if not (swapping and hand.config.seven_zero):
-            return intern(replace(action, uno=False))
+    card = action.card
+    if action.uno and card is not None and hand.phase in _PLAYING and not uno_counts(hand, card):
+        return intern(replace(action, uno=False))
     return action
 
 
@@ -131,7 +130,7 @@ def _why_illegal(hand: Hand, action: Action) -> IllegalActionError:
     if hand.phase is Phase.LAY:
         return NotSameRankError(f"{action}: cards laid together share the top card's "
                                 f"{hand.top.rank.value} (or done)")  # fmt: skip
-    if hand.phase is Phase.DRAWN:
+    if hand.phase is Phase.DRAWN and card != hand.drawn:
         return NotDrawnCardError(f"{action}: only the drawn card {hand.drawn} may be played")
     if hand.phase is Phase.STACK:
         return CannotStackError(f"{action}: only a Draw Two may be stacked on the Draw Two "

@@ -15,9 +15,11 @@ the codec, `uno_arena.v1.codec`), and the same callbacks in the server's order: 
 `on_events` (the events its seat may see, batched as the server batches them: the deal, before each of
 its decisions, at each hand's end), `decide`, `on_hand_end`, `on_match_end`, and `on_fault` when its
 `decide` raised, returned something that is not legal, or (with a `deadline`) ran out of time: the
-arena then applies the safe default (draw, keep, accept, pass), as the SDK and the server would. A
-decision with one legal action is applied without asking unless `ask_single`, as on the server. The
-arena never forfeits a seat: it measures strength, and every match runs to its end.
+arena then applies the safe default (draw, keep, accept, pass), as the SDK and the server would. It
+asks what the server asks: every decision but one whose single legal action every seat can tell is
+the only one (`uno_arena.rules.must_ask`: the swap after a 7 at two seats), which it applies without
+asking unless `ask_single`. The arena never forfeits a seat: it measures strength, and every match
+runs to its end.
 
 Every seat has its own instance of its bot, kept from match to match as a connection keeps it; bots
 listed fewer than the seats fill them in turn, and the seating rotates by one seat each match so no
@@ -48,6 +50,7 @@ from uno_arena.rules import (
     RulesConfig,
     apply,
     legal_actions,
+    must_ask,
     new_match,
     observe,
     safe_default,
@@ -431,7 +434,8 @@ class _Match:
         while match.result is None:
             seat = match.hand.to_move
             legal = legal_actions(match)
-            action = legal[0] if len(legal) == 1 and not ask_single else self._ask(seat, legal)
+            asked = ask_single or must_ask(match, legal)  # as the server asks (docs/protocol.md)
+            action = self._ask(seat, legal) if asked else legal[0]
             apply(match, action)
             if len(match.hand_results) != hands:  # a hand ended: every seat hears of it now
                 hands = len(match.hand_results)

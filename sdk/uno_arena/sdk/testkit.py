@@ -119,7 +119,7 @@ def position(
 
     `hand`: your cards; `top`: the top discard, with `colour` the colour named if it is a Wild;
     `discards`: the cards under it, bottom first. `phase` (default "turn", or "drawn" when
-    `drawn` is given): "turn", "drawn" (`drawn`, the playable card you just drew, is added to
+    `drawn` is given): "turn", "drawn" (`drawn`, the card you just drew, playable or not, is added to
     your hand), "catch" (`turn_seat`, by default the seat before yours, played its next-to-last
     card without calling UNO), "challenge" (the seat before yours played the Wild Draw Four on
     top), "choose_colour" (the first card, a Wild, is the only discard; you deal by default);

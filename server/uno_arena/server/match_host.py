@@ -39,6 +39,7 @@ from uno_arena.rules import (
     apply,
     canonical,
     legal_actions,
+    must_ask,
     new_match,
     safe_default,
 )
@@ -187,7 +188,14 @@ class MatchHost:
 
     def _play(self) -> None:
         """Apply the decisions that need nobody, until one is asked (what settles it goes on from
-        there), a lost seat's connection must be waited for (the match's task does), or the end."""
+        there), a lost seat's connection must be waited for (the match's task does), or the end.
+
+        Needing nobody: a forfeited seat's (the default, at once, whatever it could do) and one whose
+        single legal action every seat can tell is the only one (`must_ask`). A decision with one
+        legal action that only its seat can know of (a drawn card that does not play, a turn with
+        nothing to play, a stack, lay or jump-in with nothing to add) is asked like any other: the
+        time it takes, round trip included, must not tell the others what the seat holds (RULINGS 29).
+        """
         match = self.match
         while match.result is None and not self._forfeit_end:
             seat = match.hand.to_move
@@ -195,15 +203,16 @@ class MatchHost:
             if seat in self.forfeited:
                 action = safe_default(legal)
             else:
+                ask = must_ask(match, legal)
                 live = self.gateway.connection(self.spec.bots[seat])
                 if live is not None and not live.closed:
-                    if len(legal) > 1 or live.ask_single:
+                    if ask or live.ask_single:
                         self._ask(live, seat, legal)
                         return
-                elif len(legal) > 1:
+                elif ask:
                     self._wake((seat, legal))
                     return
-                action = legal[0]  # nothing to choose: no round trip, and no wait for a lost bot
+                action = legal[0]  # one public choice: no round trip, and no wait for a lost bot
             self._apply(action)
         self._wake(None)
 

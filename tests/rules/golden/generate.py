@@ -34,9 +34,13 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+if __name__ == "__main__":  # run as a script: the repository's root, for `tests`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+
 from tests import reference_encoder
 from uno_arena.rules import (
     ACTIONS,
+    KEEP,
     Action,
     ActionKind,
     Card,
@@ -45,6 +49,7 @@ from uno_arena.rules import (
     FirstWildChooser,
     FirstWildDrawFour,
     Observation,
+    Phase,
     Policy,
     RulesConfig,
     Scoring,
@@ -147,7 +152,11 @@ def policies(case: Case) -> list[Policy]:
 
 def _random(rng: random.Random) -> Policy:
     """Uniform over the legal actions."""
-    return lambda seen: rng.choice(seen.legal_actions)
+
+    def choose(seen: Observation) -> Action:
+        return _kept_unplayable(seen) or rng.choice(seen.legal_actions)
+
+    return choose
 
 
 def _eager(rng: random.Random) -> Policy:
@@ -155,9 +164,19 @@ def _eager(rng: random.Random) -> Policy:
 
     def choose(seen: Observation) -> Action:
         plays = [a for a in seen.legal_actions if a.kind is ActionKind.PLAY]
-        return rng.choice(plays or seen.legal_actions)
+        return _kept_unplayable(seen) or rng.choice(plays or seen.legal_actions)
 
     return choose
+
+
+def _kept_unplayable(seen: Observation) -> Action | None:
+    """KEEP after drawing a card that does not play, without a random number. The rules ask that
+    decision since every draw is asked (RULINGS 29); before, the turn ended by itself. Drawing no
+    number for it leaves every other choice of the seats as the transcripts pinned it, so that
+    change shows in them as the KEEP decisions it adds, and nothing else."""
+    if seen.phase is Phase.DRAWN and seen.legal_actions == (KEEP,):
+        return KEEP
+    return None
 
 
 def transcript(case: Case) -> list[str]:
