@@ -79,10 +79,11 @@ class ServerProcess(_Killable):
     """`uno-arena server` in a process of its own, on a fixed port, so that a test can crash it (SIGKILL)
     and start it again on the same address."""
 
-    def __init__(self, prefix: str, log: Path, port: int | None = None, redis_url: str = REDIS_URL) -> None:
+    def __init__(self, prefix: str, log: Path, port: int | None = None, redis_url: str = REDIS_URL,
+                 options: Sequence[str] = ()) -> None:  # fmt: skip
         self.port = port or free_port()
         self.command = [sys.executable, "-m", "uno_arena.cli", "server", "--listen", self.address,
-                        "--redis-url", redis_url, "--key-prefix", prefix]  # fmt: skip
+                        "--redis-url", redis_url, "--key-prefix", prefix, *options]  # fmt: skip
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
 

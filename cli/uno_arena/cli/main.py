@@ -16,6 +16,8 @@ from typing import Any
 
 import click
 
+from uno_arena.cli import log_format
+
 PLATFORM_INSTALL = "pip install 'uno-arena[server]'"
 # The top-level modules the `server` extra brings: a command whose import misses one needs the platform.
 PLATFORM_MODULES = frozenset(
@@ -74,9 +76,19 @@ class LazyGroup(click.Group):
 
 class ArenaGroup(LazyGroup):
     """The top group: a Redis error no command handled (a user whose ACL rights do not cover the command,
-    a password changed meanwhile) ends the command with one line saying what to check, not a traceback."""
+    a password changed meanwhile) ends the command with one line saying what to check, not a traceback.
+    Under `--log-format json` that line, like any error ending the command, is a JSON log record."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return self._invoke(ctx)
+        except click.ClickException as error:
+            if isinstance(error, click.UsageError) or not log_format.in_json():
+                raise  # a usage error is for the person typing the command: click's own lines
+            logging.getLogger(log_format.CLI_LOGGER).error("%s", error.format_message())
+            ctx.exit(error.exit_code)
+
+    def _invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except Exception as error:

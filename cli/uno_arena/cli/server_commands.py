@@ -11,6 +11,7 @@ from typing import Any
 import click
 from rich.console import Console
 
+from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.options import connect, dial, server_option, tls_options, with_redis
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
@@ -25,6 +26,7 @@ _PEM_FILE = click.Path(exists=True, dir_okay=False)
 
 
 @click.command("server")
+@log_format_option("server")
 @click.option(
     "--listen",
     default=DEFAULT_SERVER,
@@ -118,7 +120,7 @@ def server_command(
     except (OSError, TLSError) as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
-        click.echo("interrupted before the server started", err=True)
+        say("interrupted before the server started", err=True)
         raise SystemExit(130) from None
 
 

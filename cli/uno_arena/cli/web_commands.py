@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 import click
 from click.core import ParameterSource
 
+from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.main import PLATFORM_INSTALL, PLATFORM_MODULES
 from uno_arena.cli.options import ping, with_redis
 from uno_arena.web.limits import ServerLimits
@@ -30,6 +31,7 @@ REPLAYS_MODULES = frozenset({"flask", "werkzeug", "jinja2", "markupsafe", "itsda
 
 
 @click.command("web")
+@log_format_option("web")
 @click.option("--listen", default="127.0.0.1:8080", show_default=True, help="HOST:PORT to serve on.")
 @click.option(
     "--refresh",
@@ -105,12 +107,12 @@ def web(listen: str, refresh: int, threads: int, connection_limit: int, channel_
     urls = [url.rstrip("/") + url_path + "/" for url in server.urls]
     behind = " (and under a trusted proxy's X-Forwarded-Prefix)" if trust_proxy else ""
     if replays_only:
-        click.echo(f"replay files of {replays} at {', '.join(urls)}{behind} (no Redis URL given: only "
-                   "they are served; Ctrl-C stops)")  # fmt: skip
+        say(f"replay files of {replays} at {', '.join(urls)}{behind} (no Redis URL given: only "
+            "they are served; Ctrl-C stops)")  # fmt: skip
     else:
-        click.echo(f"leaderboard at {', '.join(urls)}{behind} (Ctrl-C stops)")
+        say(f"leaderboard at {', '.join(urls)}{behind} (Ctrl-C stops)")
         if replays is not None:
-            click.echo(f"replay files of {replays} at {urls[0]}match/MATCH_ID (the file name without .json)")
+            say(f"replay files of {replays} at {urls[0]}match/MATCH_ID (the file name without .json)")
     server.serve()
 
 

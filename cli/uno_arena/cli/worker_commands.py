@@ -9,6 +9,7 @@ import socket
 
 import click
 
+from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.options import connect, tls_options, with_redis
 from uno_arena.v1.channels import ClientTLS
 from uno_arena.workers.jobs import REFRESH_JOB
@@ -26,6 +27,7 @@ from uno_arena.workers.worker import ArenaWorker
 
 
 @click.command("worker")
+@log_format_option("worker")
 @with_redis
 @click.option("--control-token", envvar=TOKEN_VARIABLE, required=True,
               help=f"Control token for the match server (env {TOKEN_VARIABLE}).")  # fmt: skip
@@ -71,5 +73,5 @@ def worker(redis_url: str, key_prefix: str, control_token: str, tls: ClientTLS, 
     importlib.import_module(REFRESH_JOB.rpartition(".")[0])
     name = name or f"{key_prefix}-{socket.gethostname()}-{os.getpid()}".replace(":", "-")
     arena_worker = ArenaWorker([match_queue(client, key_prefix)], connection=client, name=name)
-    click.echo(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")
+    say(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")
     arena_worker.work(burst=burst)

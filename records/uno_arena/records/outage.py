@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TypeVar
 
 import redis
@@ -37,8 +37,11 @@ LONGEST_PAUSE_S = 2.0
 T = TypeVar("T")
 
 
-def patiently(action: Callable[[], T], what: str, bound_s: float | None) -> T:
+def patiently(
+    action: Callable[[], T], what: str, bound_s: float | None, ids: Mapping[str, str] | None = None
+) -> T:
     """`action()`, tried again while Redis is unreachable, for up to `bound_s` seconds (None: for ever).
+    `ids`: the fields of its log lines (the match's, `Keys.log_ids`).
 
     Only for actions that may run twice (idempotent writes, reads): a command
     whose reply was lost may have been applied.
@@ -51,9 +54,10 @@ def patiently(action: Callable[[], T], what: str, bound_s: float | None) -> T:
         except REDIS_DOWN as error:
             waited = time.monotonic() - started
             if bound_s is not None and waited + pause > bound_s:
-                log.error("%s: Redis still unreachable after %.0f s, giving up: %s", what, waited, error)
+                log.error("%s: Redis still unreachable after %.0f s, giving up: %s", what, waited, error,
+                          extra=ids)  # fmt: skip
                 raise
-            log.warning("%s: Redis unreachable (%s); trying again in %.1f s", what, error, pause)
+            log.warning("%s: Redis unreachable (%s); trying again in %.1f s", what, error, pause, extra=ids)
             time.sleep(pause)  # a backoff between attempts
             pause = min(pause * 2, LONGEST_PAUSE_S)
 

@@ -150,6 +150,12 @@ class Keys:
     def match_id(self, index: int) -> str:
         return f"{self.tournament_id}-m{index:05d}"
 
+    def log_ids(self, index: int | None = None) -> dict[str, str]:
+        """The ids a log line about the tournament (or its match `index`) carries as fields: `extra=`."""
+        if index is None:
+            return {"tournament_id": self.tournament_id}
+        return {"tournament_id": self.tournament_id, "match_id": self.match_id(index)}
+
 
 def text(value: bytes | str) -> str:
     """A Redis reply as text (clients for RQ must not decode replies themselves)."""

@@ -121,7 +121,11 @@ class Arena:
         except asyncio.CancelledError:
             raise
         except Exception:
-            log.exception("match %s crashed", host.spec.match_id)  # a bug of ours, never a bot's
+            log.exception(
+                "match %s crashed",
+                host.spec.match_id,  # a bug of ours, never a bot's
+                extra={"match_id": host.spec.match_id},
+            )
             host.finish(None if host.match.result is not None else pb.MATCH_END_ABORTED)
         finally:
             await self.gateway.release(host.spec.bots)
@@ -186,7 +190,11 @@ class Arena:
                 failing = False
             for connection, digest in zip(connections, digests, strict=True):
                 if not identity.same_digest(digest, connection.token_sha256):
-                    log.info("bot %s: its token was replaced or revoked; disconnecting it", connection.name)
+                    log.info(
+                        "bot %s: its token was replaced or revoked; disconnecting it",
+                        connection.name,
+                        extra={"bot": connection.name},
+                    )
                     connection.close(
                         TOKEN_REVOKED, grpc.StatusCode.UNAUTHENTICATED, bot_pb2.CLOSE_REASON_TOKEN_REVOKED
                     )

@@ -277,7 +277,7 @@ class BotConnection:
         if limiter.dropped == 1:
             log.warning(
                 "bot %s sends stray messages faster than %g/s: replies dropped until it calms down (%s)",
-                self.name, limiter.rate, printable(detail),
+                self.name, limiter.rate, printable(detail), extra={"bot": self.name},
             )  # fmt: skip
         if verdict is StrayVerdict.FLOOD:
             self.close(
@@ -314,7 +314,11 @@ class Gateway:
         old = self._bots.get(connection.name)
         self._bots[connection.name] = connection
         if old is not None:
-            log.info("bot %s reconnected: the older connection is replaced", connection.name)
+            log.info(
+                "bot %s reconnected: the older connection is replaced",
+                connection.name,
+                extra={"bot": connection.name},
+            )
             old.close(REPLACED, grpc.StatusCode.ABORTED, bot_pb2.CLOSE_REASON_REPLACED)
         await self._notify()
 
@@ -487,7 +491,7 @@ class Gateway:
         running = self._active.get(connection.name, 0) if self._bots.get(connection.name) is connection else 0
         matches = "match" if running == 1 else "matches"
         log.info("bot %s draining: %d %s left (%s)", connection.name, running, matches,
-                 connection.drain_reason or "no reason given")  # fmt: skip
+                 connection.drain_reason or "no reason given", extra={"bot": connection.name})  # fmt: skip
         connection.send(bot_pb2.ServerMessage(draining=bot_pb2.Draining(running_matches=running)))
         if not running:
             connection.close(DRAINED, None, bot_pb2.CLOSE_REASON_DRAINED)

@@ -243,7 +243,13 @@ class MatchHost:
         if self._stalled is not None and not self._stalled.done():
             self._stalled.set_exception(error)
         else:
-            log.error("match %s: error after its end", self.spec.match_id, exc_info=error)
+            log.error("match %s: error after its end", self.spec.match_id, exc_info=error, extra=self._ids())
+
+    def _ids(self, seat: int | None = None) -> dict[str, object]:
+        """What a log line about this match (and one of its seats) carries as fields (`--log-format json`)."""
+        if seat is None:
+            return {"match_id": self.spec.match_id}
+        return {"match_id": self.spec.match_id, "seat": seat, "bot": self.spec.bots[seat]}
 
     def _position(self) -> tuple[int, int]:
         """Where the decision now due stands: (its action's index, the events logged before it)."""
@@ -400,7 +406,7 @@ class MatchHost:
         )
         self.faults.append(fault)
         log.info("match %s seat %d (%s): %s: %s", self.spec.match_id, seat, self.spec.bots[seat],
-                 pb.FaultKind.Name(kind), detail)  # fmt: skip
+                 pb.FaultKind.Name(kind), detail, extra=self._ids(seat))  # fmt: skip
         self._tell(seat, bot_pb2.ServerMessage(fault=fault))
         self._progress(control_pb2.MatchProgress(fault=fault))
         if forfeits:
@@ -409,7 +415,8 @@ class MatchHost:
     def _forfeit(self, seat: int) -> None:
         if seat not in self.forfeited:
             self.forfeited.append(seat)
-            log.info("match %s: seat %d (%s) forfeits", self.spec.match_id, seat, self.spec.bots[seat])
+            log.info("match %s: seat %d (%s) forfeits", self.spec.match_id, seat, self.spec.bots[seat],
+                     extra=self._ids(seat))  # fmt: skip
 
     # --- telling people -----------------------------------------------------
 
@@ -542,5 +549,5 @@ class MatchHost:
         log.info(
             "match %s finished: %s bots=%s winners=%s totals=%s hands=%d faults=%d forfeited=%s %.1fs",
             self.spec.match_id, pb.MatchEnd.Name(code), ",".join(self.spec.bots), list(winners), list(totals),
-            len(match.hand_results), len(self.faults), sorted(self.forfeited), elapsed,
+            len(match.hand_results), len(self.faults), sorted(self.forfeited), elapsed, extra=self._ids(),
         )  # fmt: skip

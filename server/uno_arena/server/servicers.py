@@ -119,7 +119,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
         connection.on_forced_close = end_now
         await self.arena.connect(connection)
         log.info("bot %s connected (%d matches at once, %s)", connection.name, connection.max_matches,
-                 printable(hello.client))  # fmt: skip
+                 printable(hello.client), extra={"bot": connection.name})  # fmt: skip
         reader = asyncio.create_task(self.arena.gateway.read(connection, context))
         try:
             await context.write(
@@ -143,7 +143,8 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             await self.arena.disconnect(connection, "the bot's stream ended")
             dropped = connection.strays.dropped_total
             log.info("bot %s disconnected: %s%s", connection.name, printable(connection.close_reason),
-                     f" ({dropped} replies to stray messages dropped)" if dropped else "")  # fmt: skip
+                     f" ({dropped} replies to stray messages dropped)" if dropped else "",
+                     extra={"bot": connection.name})  # fmt: skip
 
     @staticmethod
     async def _end(
@@ -222,14 +223,16 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
                 self.arena.redis, settings.key_prefix, hello.bot_name, hello.token
             )
         except redis.RedisError as error:
-            log.error("cannot check bot %r's token: Redis: %s", hello.bot_name, error)
+            log.error(
+                "cannot check bot %r's token: Redis: %s", hello.bot_name, error, extra={"bot": hello.bot_name}
+            )
             await self._refuse(
                 context,
                 bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED,
                 "the server cannot check tokens right now; retry",
             )
         if not valid:
-            log.info("refused bot %r: wrong or missing token", hello.bot_name)
+            log.info("refused bot %r: wrong or missing token", hello.bot_name, extra={"bot": hello.bot_name})
             await self._refuse(context, bot_pb2.CLOSE_REASON_TOKEN_REFUSED, "unknown bot name or wrong token")
         return hello
 
@@ -407,7 +410,8 @@ class ControlServicer(control_pb2_grpc.ControlServiceServicer):  # type: ignore[
             return
         full = self._spectators_full(host)
         if full:
-            log.info("Spectate of %s refused: %s", request.match_id, full)
+            log.info("Spectate of %s refused: %s", request.match_id, full,
+                     extra={"match_id": host.spec.match_id})  # fmt: skip
             await context.abort(grpc.StatusCode.RESOURCE_EXHAUSTED, full)
         spectator = Spectator(settings.spectator_backlog)
         so_far = host.spectated_so_far()  # the same bytes for every stream that starts now

@@ -26,6 +26,9 @@ A proxy that strips the prefix instead says it in `X-Forwarded-Prefix`, which is
 `trust_proxy` is set (werkzeug's ProxyFix): a client that reaches the app directly could otherwise send
 one and have every link of its page point elsewhere. The same setting believes the client address the
 proxy adds to `X-Forwarded-For` (its last entry), which the live streams' per-client limit counts by.
+
+Every request is logged once its response is over (`access`: logger `uno_arena.web.access`, INFO), with
+its route, status and the ids its path names, as fields for `--log-format json`.
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from werkzeug.wrappers import Response as BaseResponse
 
 from uno_arena.records.replay import MAX_REPLAY_BYTES
 from uno_arena.web import live, names, replay_index, viewer
+from uno_arena.web.access import AccessLog
 from uno_arena.web.context import WebContext
 from uno_arena.web.limits import ServerLimits
 
@@ -162,6 +166,7 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
     app.wsgi_app = UnderPrefix(app.wsgi_app, url_path)  # type: ignore[method-assign]
     if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix; its client address counts
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_prefix=1)  # type: ignore[method-assign]
+    app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]  # a line per request, outermost
 
     @app.get("/favicon.ico")
     def favicon() -> BaseResponse:

@@ -137,11 +137,13 @@ def events(match_id: str) -> Response:
     if refused is not None:
         retry = {"Retry-After": str(limits.busy_retry_s)}
         if refused == 429:
-            log.info("live stream of %s refused: %s has %d open", match_id, client, limits.per_client)
+            log.info("live stream of %s refused: %s has %d open", match_id, client, limits.per_client,
+                     extra={"match_id": match_id})  # fmt: skip
             many = (f"this address has {limits.per_client} live streams open, the most one may; close one, "
                     f"or try again in {limits.busy_retry_s} s\n")  # fmt: skip
             return Response(many, 429, retry, mimetype="text/plain")
-        log.info("live stream of %s refused: all %d streams are open", match_id, limits.streams)
+        log.info("live stream of %s refused: all %d streams are open", match_id, limits.streams,
+                 extra={"match_id": match_id})  # fmt: skip
         busy = f"all {limits.streams} live streams are taken; try again in {limits.busy_retry_s} s\n"
         return Response(busy, 503, retry, mimetype="text/plain")
     released = threading.Lock()
@@ -172,7 +174,8 @@ def _entries(client: redis.Redis, prefix: str, match_id: str, after: str,
         try:
             entries = live.read(client, prefix, match_id, after, block_ms=block_ms)
         except redis.RedisError as error:  # the browser reconnects after `retry`, resuming from `after`
-            log.warning("live stream of %s: Redis is not answering: %s", match_id, error)
+            log.warning("live stream of %s: Redis is not answering: %s", match_id, error,
+                        extra={"match_id": match_id})  # fmt: skip
             return
         if not entries:
             yield ":\n\n"  # a comment: a client that left is noticed when it cannot be sent

@@ -155,7 +155,8 @@ def _tournament_view(tournament_id: str) -> View:
     except TournamentError:
         abort(404, f"no tournament {tournament_id!r}")
     except (ValueError, KeyError, TypeError) as error:
-        log.warning("tournament %s: unreadable record (%r)", tournament_id, error)
+        log.warning("tournament %s: unreadable record (%r)", tournament_id, error,
+                    extra={"tournament_id": tournament_id})  # fmt: skip
         abort(500, f"the record of tournament {tournament_id!r} is unreadable (see the web view's log)")
     records = match_records(client, prefix, tournament_id)
     table = board.current(client, prefix, tournament_id, records)
@@ -328,7 +329,8 @@ def _rules(client: redis.Redis, prefix: str, tournament_id: str) -> RulesConfig 
     except TournamentError:
         return None
     except (ValueError, KeyError, TypeError) as error:
-        log.warning("tournament %s: unreadable record (%r); its rules are not shown", tournament_id, error)
+        log.warning("tournament %s: unreadable record (%r); its rules are not shown", tournament_id, error,
+                    extra={"tournament_id": tournament_id})  # fmt: skip
         return None
 
 
@@ -340,7 +342,8 @@ def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[
     except TournamentError:
         return None
     except (ValueError, KeyError, TypeError) as error:
-        log.warning("tournament %s: unreadable record (%r); shown as such", tournament_id, error)
+        log.warning("tournament %s: unreadable record (%r); shown as such", tournament_id, error,
+                    extra={"tournament_id": tournament_id})  # fmt: skip
         return {"id": tournament_id, "name": "-", "status": "unreadable (see the web view's log)", "done": 0,
                 "matches": 0, "eta": "-", "running": 0, "queued": 0, "failed": 0, "rules": "-", "bots": 0,
                 "seats": "-", "created": "-", "live": False}  # fmt: skip

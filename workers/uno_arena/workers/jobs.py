@@ -83,6 +83,7 @@ class MatchFailed(RuntimeError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.match_id = ""
+        self.tournament_id = ""
         self.reason = message
 
 
@@ -106,16 +107,17 @@ def play_match(tournament_id: str, index: int, prefix: str) -> str:
 def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str, job: Job) -> str:
     settings = WorkerSettings.from_env()
     keys = Keys(prefix, tournament_id)
+    ids = keys.log_ids(index)  # the fields of each line about the match (`--log-format json`)
 
     def waiting(action: Callable[[], T], what: str) -> T:
-        return patiently(action, f"{tournament_id} match {index}: {what}", settings.redis_wait_s)
+        return patiently(action, f"{tournament_id} match {index}: {what}", settings.redis_wait_s, ids)
 
     if waiting(lambda: is_recorded(client, keys, index), "reading its record"):
         return "already recorded"
     try:
         tournament = waiting(lambda: load(client, prefix, tournament_id), "reading the tournament")
     except TournamentError:  # deleted from Redis meanwhile: nothing to play or record, nothing to retry
-        log.warning("%s match %d: the tournament is gone", tournament_id, index)
+        log.warning("%s match %d: the tournament is gone", tournament_id, index, extra=ids)
         return "tournament gone"
     if tournament.status is TournamentStatus.CANCELLED:
         waiting(lambda: set_state(client, keys, index, MatchState.CANCELLED), "marking it cancelled")
@@ -123,7 +125,7 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
     match = waiting(lambda: scheduled_match(client, prefix, tournament_id, index), "reading the schedule")
     lease = Lease(client, keys, index, settings.lease_seconds)
     if not waiting(lease.take, "taking its lease"):
-        log.info("%s match %d: another worker is playing it", tournament_id, index)
+        log.info("%s match %d: another worker is playing it", tournament_id, index, extra=ids)
         return "played by another worker"
     feed = LiveFeed(client, keys, index, match.bots)
     follower = Follower(feed, tournament.spec.server, settings.control_token, settings.tls)
@@ -137,6 +139,7 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
                 due = time.time() + job.get_retry_interval() if retrying else None
                 reason = f"{error}{' (will retry)' if retrying else ''}"
                 error.match_id, error.reason = keys.match_id(index), reason  # for the worker's log line
+                error.tournament_id = tournament_id
                 waiting(lambda: _mark_failed(client, keys, index, reason, due), "recording why it failed")
                 follower.close()
                 _end_feed(feed, recorded=False, reason=reason)
@@ -150,7 +153,7 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
             follower.close()
     waiting(lambda: queue_refresh(job, prefix, tournament_id, settings), "queueing the leaderboard's refresh")
     outcome = "recorded" if new else "already recorded"
-    log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals)
+    log.info("%s match %d: %s (%s)", tournament_id, index, outcome, finished.result.totals, extra=ids)
     return outcome
 
 
@@ -179,7 +182,9 @@ def _end_feed(feed: LiveFeed, recorded: bool, reason: str = "") -> None:
         patiently(lambda: feed.end(recorded, reason), f"{feed.match_id}: ending its live feed",
                   END_FEED_WAIT_S)  # fmt: skip
     except redis.RedisError as error:
-        log.warning("%s: cannot end its live feed: %s", feed.match_id, error)
+        log.warning(
+            "%s: cannot end its live feed: %s", feed.match_id, error, extra=feed.keys.log_ids(feed.index)
+        )
 
 
 def _mark_failed(client: redis.Redis, keys: Keys, index: int, reason: str, due: float | None) -> None:
@@ -234,7 +239,8 @@ class Lease:
                           f"{self.keys.tournament_id} match {self.index}: releasing its lease",
                           self.seconds)  # fmt: skip
             except redis.RedisError as error:  # it expires by itself
-                log.warning("cannot release the lease of match %d: %s", self.index, error)
+                log.warning("cannot release the lease of match %d: %s", self.index, error,
+                            extra=self.keys.log_ids(self.index))  # fmt: skip
 
     def _renew(self, stop: threading.Event) -> None:
         pause, lost = self.seconds / 3, False
@@ -242,14 +248,16 @@ class Lease:
             try:
                 held = self.take(first=False)
             except redis.RedisError as error:  # Redis away: try again soon, it may be back
-                log.warning("cannot renew the lease of match %d: %s", self.index, error)
+                log.warning("cannot renew the lease of match %d: %s", self.index, error,
+                            extra=self.keys.log_ids(self.index))  # fmt: skip
                 pause = min(0.25, self.seconds / 3)
                 continue
             pause = self.seconds / 3
             if not held and not lost:
                 lost = True
                 log.warning("%s match %d: its lease lapsed and another job took the match; playing on "
-                            "(the result counts once)", self.keys.tournament_id, self.index)  # fmt: skip
+                            "(the result counts once)", self.keys.tournament_id, self.index,
+                            extra=self.keys.log_ids(self.index))  # fmt: skip
 
 
 def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, settings: WorkerSettings,
@@ -286,7 +294,7 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
                 waited = f"waited {settings.server_wait_s:g} s for the match server"
                 raise MatchFailed(f"{gone} ({waited})") from None
             log.warning("%s: %s; waiting up to %.0f s for the match server at %s", request.match_id, gone,
-                        left, spec.server)  # fmt: skip
+                        left, spec.server, extra=keys.log_ids(index))  # fmt: skip
             _await_server(spec.server, settings.tls, min(pause, left), left)
             pause = min(pause * 2, LONGEST_SERVER_PAUSE_S)
 

@@ -45,6 +45,7 @@ class Follower:
 
     def __init__(self, feed: LiveFeed, server: str, control_token: str, tls: ClientTLS | None = None) -> None:
         self.feed, self.server, self.tls = feed, server, tls or ClientTLS()
+        self._ids = feed.keys.log_ids(feed.index)  # the fields of its log lines (`--log-format json`)
         self._metadata = [("authorization", f"Bearer {control_token}")]
         self._finishing = threading.Event()  # the match ended or failed: read to the stream's end, then stop
         self._cancel = threading.Event()  # the reader stops now
@@ -89,7 +90,7 @@ class Follower:
             with self._changed:
                 self._changed.notify_all()
             log.warning("%s: its last public events were not written to its live feed in time",
-                        self.feed.match_id)  # fmt: skip
+                        self.feed.match_id, extra=self._ids)  # fmt: skip
 
     def fault(self, fault: pb.Fault) -> None:
         """A fault the job's PlayMatch stream reported: written after the events logged before it."""
@@ -120,7 +121,7 @@ class Follower:
         except TLSError as error:  # the job refuses the match for the same reason, and says so
             log.debug("%s: not following its public events: %s", self.feed.match_id, error)
         except Exception:  # a bug of ours must not touch the match
-            log.exception("%s: following its public events failed", self.feed.match_id)
+            log.exception("%s: following its public events failed", self.feed.match_id, extra=self._ids)
         finally:
             with self._changed:
                 self._reading = False
@@ -146,10 +147,10 @@ class Follower:
                 return code
             if code == grpc.StatusCode.UNAVAILABLE and position:
                 log.info("%s: its Spectate stream broke (%s); asking again", self.feed.match_id,
-                         error.details())  # fmt: skip
+                         error.details(), extra=self._ids)  # fmt: skip
             elif code not in RETRIED:
                 log.warning("%s: cannot follow its public events: %s: %s", self.feed.match_id, code.name,
-                            error.details())  # fmt: skip
+                            error.details(), extra=self._ids)  # fmt: skip
             return code
         return None
 
@@ -161,7 +162,7 @@ class Follower:
                     if self._seen[at] == event:
                         continue  # sent again from the start after a reconnection: written already
                     log.info("%s: the match started over on the server (event %d differs); its live feed "
-                             "starts over", self.feed.match_id, at)  # fmt: skip
+                             "starts over", self.feed.match_id, at, extra=self._ids)  # fmt: skip
                     del self._seen[at:]
                     self._pending = list(self._seen)
                     self._faults = [f for f in self._faults if f.event_index < at]  # the others are void
@@ -201,7 +202,7 @@ class Follower:
                 self.feed.write(_in_order(events, due, written))
                 self.written += len(events)
                 if failing_since is not None:
-                    log.info("%s: its live feed is written again", self.feed.match_id)
+                    log.info("%s: its live feed is written again", self.feed.match_id, extra=self._ids)
                     failing_since = None
             except redis.RedisError as error:
                 with self._changed:  # kept for the next try, in order (a restart meanwhile rewrites it all)
@@ -211,7 +212,7 @@ class Follower:
                 if failing_since is None:
                     failing_since = time.monotonic()
                     log.warning("%s: cannot write its live feed (%s); trying again", self.feed.match_id,
-                                error)  # fmt: skip
+                                error, extra=self._ids)  # fmt: skip
                 self._abandon.wait(LONGEST_PAUSE_S)
                 continue
             if self._reading:

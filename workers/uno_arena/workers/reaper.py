@@ -71,11 +71,13 @@ def _requeue(client: redis.Redis, keys: Keys, index: int) -> None:
     plays = int(client.hget(keys.attempts, index) or 0)
     if plays >= MAX_PLAYS:
         set_state(client, keys, index, MatchState.FAILED, f"its worker died {plays} times while playing it")
-        log.warning("%s match %d failed: its worker died %d times", keys.tournament_id, index, plays)
+        log.warning("%s match %d failed: its worker died %d times", keys.tournament_id, index, plays,
+                    extra=keys.log_ids(index))  # fmt: skip
         return
     spec = load(client, keys.prefix, keys.tournament_id).spec
     enqueue(client, keys.prefix, keys.tournament_id, spec, [index], force=True, at_front=True)
-    log.warning("%s match %d lost its worker; queued again, at the front", keys.tournament_id, index)
+    log.warning("%s match %d lost its worker; queued again, at the front", keys.tournament_id, index,
+                extra=keys.log_ids(index))  # fmt: skip
 
 
 def orphans(client: redis.Redis, prefix: str) -> set[tuple[str, int]]:
@@ -172,8 +174,9 @@ class Reaper(threading.Thread):
             if enqueue(
                 self.client, self.prefix, tournament_id, spec, [index], at_front=True, moving_stuck=True
             ):
+                ids = Keys(self.prefix, tournament_id).log_ids(index)
                 log.warning("%s match %d: nothing would run it (its worker died?); queued again",
-                            tournament_id, index)  # fmt: skip
+                            tournament_id, index, extra=ids)  # fmt: skip
         self.suspects = stuck - self.suspects
 
     def stop(self) -> None:

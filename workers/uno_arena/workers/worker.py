@@ -143,8 +143,9 @@ class ArenaWorker(Worker):
         if not isinstance(error, MatchFailed):
             super().handle_exception(job, *exc_info)
             return
+        ids = {"match_id": error.match_id or None, "tournament_id": error.tournament_id or None}
         self.log.warning("Worker %s: match %s failed: %s", self.name, error.match_id or job.description,
-                         error.reason)  # fmt: skip
+                         error.reason, extra=ids)  # fmt: skip
         with _errors_unlogged(self.log):  # RQ's traceback of it; the line above says it all
             super().handle_exception(job, *exc_info)
 
