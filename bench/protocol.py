@@ -391,7 +391,7 @@ async def decisions_per_match(
     stop = asyncio.Event()
     tasks = [asyncio.create_task(b.run(r, stop)) for b, r in zip(bots, readies, strict=True)]
     await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
-    channel = grpc.aio.insecure_channel(address)
+    channel = aio_channel(address)  # it carries the control token: built where every such channel is
     control = control_pb2_grpc.ControlServiceStub(channel)
     metadata = (("authorization", f"Bearer {control_token}"),)
     run = uuid.uuid4().hex[:6]

@@ -52,6 +52,7 @@ from uno_arena.rules import RulesConfig  # noqa: E402
 from uno_arena.rules.config import HOUSE_RULES  # noqa: E402
 from uno_arena.v1 import bot_pb2, bot_pb2_grpc, codec, control_pb2, control_pb2_grpc  # noqa: E402
 from uno_arena.v1 import game_pb2 as pb  # noqa: E402
+from uno_arena.v1.channels import aio_channel  # noqa: E402
 
 DRAWER, OBSERVER = "drawer", "observer"
 
@@ -112,7 +113,7 @@ class Bot:
         self.seat: dict[str, int] = {}
 
     async def run(self, ready: asyncio.Event, stop: asyncio.Event) -> None:
-        channel = grpc.aio.insecure_channel(self.address)
+        channel = aio_channel(self.address)  # plaintext on loopback, as every bench/ client's channel
         call = bot_pb2_grpc.BotServiceStub(channel).Connect()
         hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=1, client="side-channel")
         await call.write(bot_pb2.BotMessage(hello=hello))
@@ -237,7 +238,7 @@ async def play(address: str, control_token: str, tokens: dict[str, str], rules: 
     stop = asyncio.Event()
     tasks = [asyncio.create_task(b.run(r, stop)) for b, r in zip(bots, readies, strict=True)]
     await asyncio.wait_for(asyncio.gather(*(r.wait() for r in readies)), 60)
-    channel = grpc.aio.insecure_channel(address)
+    channel = aio_channel(address)
     control = control_pb2_grpc.ControlServiceStub(channel)
     metadata = (("authorization", f"Bearer {control_token}"),)
     run = uuid.uuid4().hex[:6]
