@@ -192,8 +192,11 @@ def check_legal_set(match: Match) -> None:
             trial = match.clone()
             play(trial, action)
         elif canonical(match.hand, action) not in legal:
-            with pytest.raises((IllegalActionError, InvalidActionError)):
+            try:  # what `pytest.raises` checks, at a quarter of its cost: this loop is the sweeps' hot spot
                 play(match, action)
+            except (IllegalActionError, InvalidActionError):
+                continue
+            pytest.fail(f"{action} is not in the legal list, and play() accepted it")
     assert len(match.events) == before
 
 
