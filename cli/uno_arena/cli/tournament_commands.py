@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from uno_arena.cli import archive_commands
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, server_option, with_redis
 from uno_arena.cli.rules_commands import rules_values
@@ -45,6 +46,11 @@ FINAL_STANDINGS_WAIT_S = 5.0
 @click.group("tournament")
 def tournament() -> None:
     """Round-robin tournaments played by RQ workers (docs/tournaments.md)."""
+
+
+tournament.add_command(archive_commands.export_command)
+tournament.add_command(archive_commands.import_command)
+tournament.add_command(archive_commands.delete_command)
 
 
 def _guarded(action: Callable[[], Any]) -> Any:

@@ -325,6 +325,19 @@ def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **time
     client.hset(keys.tournament, mapping=mapping)  # type: ignore[arg-type]
 
 
+def being_played(client: redis.Redis, prefix: str, tournament_id: str) -> str | None:
+    """Why the tournament counts as being played, or None: its status is `running`, or matches of it are
+    still being played (a cancelled tournament plays its running matches out). What `tournament
+    delete` and `export` refuse without --force."""
+    status = client.hget(Keys(prefix, tournament_id).tournament, "status")
+    playing = sum(s is MatchState.RUNNING for s in states(client, prefix, tournament_id).values())
+    if status is not None and text(status) == TournamentStatus.RUNNING:
+        return f"it is running ({playing} matches being played)" if playing else "it is running"
+    if playing:
+        return f"{playing} of its matches are still being played"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """How far a tournament is, and what its waiting matches wait for."""
