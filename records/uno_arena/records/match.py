@@ -260,6 +260,24 @@ class TournamentMatch:
     record: MatchRecord | None
     error: str
 
+    def to_dict(self) -> dict[str, Any]:
+        """As `tournament status --matches --json` and the web view's `/api/tournament/ID` give it: the
+        result's fields (bots by name) once recorded, and `error`, why its last attempt failed (null)."""
+        values: dict[str, Any] = {"index": self.index, "match_id": self.match_id, "bots": list(self.bots),
+                                  "state": str(self.state), "error": self.error or None}  # fmt: skip
+        record = self.record
+        if record is not None:
+            bots = record.bots
+            values.update(
+                winners=[bots[w] for w in record.winners],
+                reason=record.reason_name,
+                totals=list(record.totals),
+                forfeited=[bots[s] for s in record.forfeited if s < len(bots)],
+                faults={bots[seat]: f.by_kind() for seat, f in enumerate(record.faults) if f.total},
+                finished_at=record.finished_at or None,
+            )
+        return values
+
 
 def tournament_matches(
     client: redis.Redis, prefix: str, tournament_id: str, first: int = 0, limit: int = 50,

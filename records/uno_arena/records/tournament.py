@@ -346,6 +346,16 @@ class Progress:
     eta_s: float | None  # from the pace since the start; None before the first result and while none runs
     retries: dict[int, float] = field(default_factory=dict)  # queued matches waiting out a retry: when due
 
+    def to_dict(self) -> dict[str, Any]:
+        """As `tournament status --json` and the web view's `/api/tournament/ID` give it (their fields
+        are documented in docs/operations.md); times are unix seconds, null when not yet."""
+        t = self.tournament
+        return {"id": t.id, "name": t.spec.name, "status": str(t.status), "matches": t.matches,
+                "done": t.done, "states": {str(s): t.states[s] for s in MatchState},
+                "retries_waiting": len(self.retries), "next_retry": self.next_retry, "eta_s": self.eta_s,
+                "target": t.spec.target, "created": t.created, "started": t.started,
+                "finished": t.finished}  # fmt: skip
+
     @property
     def remaining(self) -> int:
         return self.tournament.matches - self.tournament.done
