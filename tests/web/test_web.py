@@ -216,8 +216,9 @@ def test_a_tournament_page_shows_its_spec_and_its_json_is_data_with_every_match_
     assert paged == first["items"]
     done = json.loads(urllib.request.urlopen(f"{web_server}{api}?state=done&offset=5").read())["matches"]
     assert [m["index"] for m in done["items"]] == [5] and done["total"] == 6 and done["state"] == "done"
-    for bad, says in (("offset=-1", "offset: expected"), ("limit=0", "limit: expected"),
-                      ("limit=1001", "limit: expected"), ("state=over", "state: expected one of")):  # fmt: skip
+    bad_pages = (("offset=-1", "offset: expected"), ("limit=0", "limit: expected"),
+                 ("limit=1001", "limit: expected"), ("state=over", "state: expected one of"))  # fmt: skip
+    for bad, says in bad_pages:
         code, body = status_of(f"{web_server}{api}?{bad}")
         assert code == 400 and json.loads(body)["error"].startswith(says), bad
 

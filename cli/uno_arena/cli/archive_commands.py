@@ -173,9 +173,13 @@ def _delete(client: Any, key_prefix: str, tournament_id: str, force: bool) -> Re
         raise click.ClickException(str(error)) from None
 
 
+# How `delete` counts the keys it removed, by what they held (`owned.Kind`)
+_KIND_NOUNS = {"tournament": "tournament key", "leaderboard": "leaderboard key"}
+
+
 def _removed_line(removal: Removal, what: str) -> str:
-    counts = ", ".join(f"{n} {kind}" for kind, n in removal.counts().items()) or "none"
-    return (f"{what}: {plural(len(removal.keys), 'key')} ({counts}), "
+    counts = ", ".join(plural(n, _KIND_NOUNS.get(kind, kind)) for kind, n in removal.counts().items())
+    return (f"{what}: {plural(len(removal.keys), 'key')}{f' ({counts})' if counts else ''}, "
             f"{plural(len(removal.jobs), 'RQ job')}")  # fmt: skip
 
 
