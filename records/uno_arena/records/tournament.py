@@ -331,10 +331,11 @@ def being_played(client: redis.Redis, prefix: str, tournament_id: str) -> str | 
     delete` and `export` refuse without --force."""
     status = client.hget(Keys(prefix, tournament_id).tournament, "status")
     playing = sum(s is MatchState.RUNNING for s in states(client, prefix, tournament_id).values())
+    matches = f"{playing} match{'es' if playing != 1 else ''}"
     if status is not None and text(status) == TournamentStatus.RUNNING:
-        return f"it is running ({playing} matches being played)" if playing else "it is running"
+        return f"it is running ({matches} being played)" if playing else "it is running"
     if playing:
-        return f"{playing} of its matches are still being played"
+        return f"{matches} of it still being played"
     return None
 
 
