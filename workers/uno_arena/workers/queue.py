@@ -347,7 +347,9 @@ def remove_jobs(client: redis.Redis, prefix: str, jobs: Iterable[str]) -> None:
     queue = match_queue(client, prefix)
     wanted = set(jobs)
     for job in sorted(wanted):
-        with contextlib.suppress(NoSuchJobError):
+        # ValueError: an execution of it whose record expired (RQ's delete stops there); what it left is
+        # removed below by key name
+        with contextlib.suppress(NoSuchJobError, ValueError):
             Job.fetch(job, connection=client).delete(remove_from_queue=True)
     started = StartedJobRegistry(queue=queue)
     runs = [(job, run) for job, run in started.get_job_and_execution_ids(cleanup=False) if job in wanted]
