@@ -33,6 +33,8 @@ from uno_arena.workers.queue import delete_prefix
 REDIS_HOST = os.environ.get("UNO_ARENA_TEST_REDIS_HOST", "127.0.0.1")
 REDIS_PORT = int(os.environ.get("REDIS_PORT", os.environ.get("UNO_ARENA_TEST_REDIS_PORT", "6379")))
 REDIS_DB = int(os.environ.get("UNO_ARENA_TEST_REDIS_DB", "13"))  # the tests' own database number
+# a second one, for a test that moves a tournament to "another Redis" (`tournament export` / `import`)
+REDIS_OTHER_DB = int(os.environ.get("UNO_ARENA_TEST_REDIS_OTHER_DB", str((REDIS_DB + 1) % 16)))
 EMBEDDED_VARIABLE = "UNO_ARENA_TEST_EMBEDDED_REDIS"  # HOST:PORT of the session's embedded Redis, if any
 if os.environ.get(EMBEDDED_VARIABLE):  # an xdist worker, or a process started by the session
     REDIS_HOST, _, _port = os.environ[EMBEDDED_VARIABLE].rpartition(":")
@@ -132,6 +134,18 @@ def redis_prefix() -> Iterator[tuple[redis.Redis, str]]:
     prefix = f"uno-arena-test-{uuid.uuid4().hex[:12]}"
     yield client, prefix
     delete_prefix(client, prefix)  # ours, and RQ's for our queue, jobs and workers
+    client.close()
+
+
+@pytest.fixture
+def other_database(redis_prefix: tuple[redis.Redis, str]) -> Iterator[tuple[redis.Redis, str]]:
+    """Another database of the tests' Redis (to uno-arena, another Redis), for the same key prefix as
+    `redis_prefix`: its client and URL. Deletes only that prefix's keys there."""
+    _, prefix = redis_prefix
+    client = redis.Redis(host=REDIS_HOST, port=REDIS_PORT, db=REDIS_OTHER_DB)
+    client.ping()
+    yield client, f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_OTHER_DB}"
+    delete_prefix(client, prefix)
     client.close()
 
 

@@ -343,6 +343,16 @@ def test_every_component_plays_a_tournament_on_tls_and_acl_redis(secured_redis: 
     done(organiser(secured, "bot", "revoke", "cid"))
     no_refusals(secured)
 
+    # the organiser exports, deletes (RQ's jobs too: the cancelled tournament's are in its registries)
+    # and imports tournaments with its own rights alone
+    archive = secured.folder / "cup.jsonl.gz"
+    assert "3 match records" in done(organiser(secured, "tournament", "export", "cup", str(archive)))
+    assert "deleted tournament spare" in done(organiser(secured, "tournament", "delete", "spare"))
+    assert "deleted tournament cup" in done(organiser(secured, "tournament", "delete", "cup"))
+    assert "imported cup" in done(organiser(secured, "tournament", "import", str(archive)))
+    assert "done" in done(organiser(secured, "tournament", "status", "cup"))
+    no_refusals(secured)
+
 
 def test_a_wrong_password_or_a_plaintext_client_is_one_clear_line(secured_redis: SecuredRedis,
                                                                   tmp_path: Path) -> None:  # fmt: skip

@@ -116,7 +116,8 @@ def test_the_page_in_a_browser(
     page = chromium("--dump-dom", f"{web_server}/tournament/{tournament_id}").stdout.decode()
     assert 'id="head-to-head"' in page and 'id="recent"' in page and 'id="spec"' in page
     assert f"/match/{tournament_id}-m00000" in page
-    assert "/tournament/" not in page.split("<main>")[0]  # the nav lists no tournament
+    nav = page[page.index('<header class="site">') : page.index("</header>")]
+    assert "/tournament/" not in nav  # the nav lists no tournament
 
     screenshot = tmp_path / "leaderboard.png"
     chromium(
@@ -175,7 +176,7 @@ def test_a_tournaments_rules_show_on_its_page_in_the_list_and_in_its_json(
         assert "rules" not in everything
 
 
-def test_a_tournament_page_shows_its_spec_and_its_json_its_parts(
+def test_a_tournament_page_shows_its_spec_and_its_json_is_data_with_every_match_paged(
     web_server: str, recorded: tuple[redis.Redis, str, str]
 ) -> None:
     _, _, tournament_id = recorded
@@ -191,12 +192,35 @@ def test_a_tournament_page_shows_its_spec_and_its_json_its_parts(
     for fact in facts:
         assert fact in spec, fact
     assert '<dd id="status">finished</dd>' in page and "None running now." in page
-    values = json.loads(urllib.request.urlopen(f"{web_server}/api/tournament/{tournament_id}").read())
+    api = f"/api/tournament/{tournament_id}"
+    assert f'<link rel="alternate" type="application/json" href="{api}">' in page
+    values = json.loads(urllib.request.urlopen(f"{web_server}{api}").read())
     assert values["live"] is False and values["status"] == "finished" and values["running"] == []
     assert values["progress"]["done"] == values["progress"]["matches"] == 6
-    assert set(values["parts"]) == {"spec", "progress", "running", "standings", "head-to-head", "recent"}
-    for name, part in values["parts"].items():  # the page holds each part as the JSON sends it
-        assert f'<section id="{name}" class="part" data-digest="{part["digest"]}">' in page
+    assert values["progress"]["states"]["done"] == 6 and values["spec"]["cycles"] == 2
+    assert values["rules"] == "official rules" and values["leaderboard"]["matches"] == 6
+    assert [r["bot"] for r in values["leaderboard"]["standings"]] == ["alpha", "beta", "gamma"]
+    assert len(values["recent"]) == 6 and all(r["finished_at"] > 0 for r in values["recent"])
+    assert "<" not in json.dumps(values)  # data only: no HTML anywhere in it
+    first = values["matches"]
+    assert (first["offset"], first["limit"], first["total"], first["state"]) == (0, 100, 6, None)
+    assert [m["index"] for m in first["items"]] == list(range(6)) and first["next"] is None
+    assert first["items"][0]["match_id"] == f"{tournament_id}-m00000" and first["items"][0]["state"] == "done"
+    assert first["items"][0]["winners"] == [min(first["items"][0]["bots"])]
+
+    paged, url = [], f"{api}?limit=4"  # every match, a page at a time, by following `next`
+    while url is not None:
+        page_values = json.loads(urllib.request.urlopen(f"{web_server}{url}").read())["matches"]
+        paged += page_values["items"]
+        url = page_values["next"]
+    assert paged == first["items"]
+    done = json.loads(urllib.request.urlopen(f"{web_server}{api}?state=done&offset=5").read())["matches"]
+    assert [m["index"] for m in done["items"]] == [5] and done["total"] == 6 and done["state"] == "done"
+    bad_pages = (("offset=-1", "offset: expected"), ("limit=0", "limit: expected"),
+                 ("limit=1001", "limit: expected"), ("state=over", "state: expected one of"))  # fmt: skip
+    for bad, says in bad_pages:
+        code, body = status_of(f"{web_server}{api}?{bad}")
+        assert code == 400 and json.loads(body)["error"].startswith(says), bad
 
 
 def test_the_index_pages_tournaments_newest_first(redis_prefix: tuple[redis.Redis, str]) -> None:
@@ -336,7 +360,7 @@ def test_the_index_polls_while_any_tournament_can_change_its_standings(
     with serving(create_app(client, prefix)) as url:
         second = urllib.request.urlopen(f"{url}/?page=2").read().decode()
         assert f'"/tournament/{made[0]}"' in second and f'"/tournament/{made[-1]}"' not in second
-        assert 'data-poll="/api/tournaments?page=2"' in second and "Final" not in second
+        assert 'data-poll="/?page=2"' in second and "Final" not in second  # the page polls itself
         assert json.loads(urllib.request.urlopen(f"{url}/api/tournaments?page=2").read())["live"] is True
 
         set_status(client, newest, TournamentStatus.CANCELLED)

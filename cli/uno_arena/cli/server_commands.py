@@ -12,6 +12,7 @@ import click
 from rich.console import Console
 
 from uno_arena.cli.log_format import log_format_option, say
+from uno_arena.cli.main import INTERRUPTED
 from uno_arena.cli.options import connect, dial, server_option, tls_options, with_redis
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
@@ -121,7 +122,7 @@ def server_command(
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
         say("interrupted before the server started", err=True)
-        raise SystemExit(130) from None
+        raise SystemExit(INTERRUPTED) from None
 
 
 @click.command("register")

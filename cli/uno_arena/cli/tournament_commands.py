@@ -15,6 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 from rich.text import Text
 
+from uno_arena.cli import archive_commands
 from uno_arena.cli.leaderboard_commands import standings_table
 from uno_arena.cli.options import connect, server_option, with_redis
 from uno_arena.cli.rules_commands import rules_values
@@ -45,6 +46,11 @@ FINAL_STANDINGS_WAIT_S = 5.0
 @click.group("tournament")
 def tournament() -> None:
     """Round-robin tournaments played by RQ workers (docs/tournaments.md)."""
+
+
+tournament.add_command(archive_commands.export_command)
+tournament.add_command(archive_commands.import_command)
+tournament.add_command(archive_commands.delete_command)
 
 
 def _guarded(action: Callable[[], Any]) -> Any:
@@ -158,10 +164,14 @@ def status(
         in_state = MatchState(only) if only else None
         matches, total = tournament_matches(client, key_prefix, tournament_id, first, limit, in_state)
     if as_json:
-        values = _progress_dict(state, errors(client, key_prefix, tournament_id))
+        values = {
+            **state.to_dict(),
+            "rules": ruleset.summary(state.tournament.spec.rules),
+            "errors": {str(i): r for i, r in sorted(errors(client, key_prefix, tournament_id).items())},
+        }
         if list_matches:
             values["page"] = {"first": first, "total": total, "state": only,
-                              "matches": [_match_dict(m) for m in matches]}  # fmt: skip
+                              "matches": [m.to_dict() for m in matches]}  # fmt: skip
         click.echo(json.dumps(values, indent=1))
         return
     console = Console()
@@ -205,40 +215,6 @@ def _match_row(match: TournamentMatch) -> list[str]:
         ", ".join(bots[s] for s in record.forfeited),
         faults,
     ]
-
-
-def _match_dict(match: TournamentMatch) -> dict[str, Any]:
-    record = match.record
-    values: dict[str, Any] = {"index": match.index, "match_id": match.match_id, "bots": list(match.bots),
-                              "state": str(match.state), "error": match.error or None}  # fmt: skip
-    if record is not None:
-        bots = record.bots
-        values.update(
-            winners=[bots[w] for w in record.winners],
-            reason=record.reason_name,
-            totals=list(record.totals),
-            forfeited=[bots[s] for s in record.forfeited],
-            faults={bots[seat]: f.by_kind() for seat, f in enumerate(record.faults) if f.total},
-        )
-    return values
-
-
-def _progress_dict(state: records.Progress, failed: dict[int, str]) -> dict[str, Any]:
-    t = state.tournament
-    return {
-        "id": t.id,
-        "name": t.spec.name,
-        "status": str(t.status),
-        "matches": t.matches,
-        "done": t.done,
-        "states": {str(s): t.states[s] for s in MatchState},
-        "retries_waiting": len(state.retries),
-        "next_retry": state.next_retry,
-        "eta_s": state.eta_s,
-        "target": t.spec.target,
-        "rules": ruleset.summary(t.spec.rules),
-        "errors": {str(i): r for i, r in sorted(failed.items())},
-    }
 
 
 def _page_line(matches: list[TournamentMatch], total: int, first: int, only: str | None) -> str:

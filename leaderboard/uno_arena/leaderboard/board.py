@@ -47,7 +47,8 @@ from uno_arena.leaderboard.standings import (
     tally,
 )
 from uno_arena.records.match import MatchRecord, match_key, match_records
-from uno_arena.records.tournament import Keys, list_ids, text
+from uno_arena.records.owned import leaderboard_key
+from uno_arena.records.tournament import Keys, exists, list_ids, text
 
 ALL = "all"
 WINDOW = 2048  # rating steps kept undoable: far more than results ever arrive out of order
@@ -154,8 +155,9 @@ class ScopeKeys:
 
 
 def key(prefix: str, scope: str) -> str:
-    """The scope's key base; until this version the table itself, as JSON (removed by a rebuild)."""
-    return f"{prefix}:leaderboard:{scope}"
+    """The scope's key base; until this version the table itself, as JSON (removed by a rebuild). The
+    names are `uno_arena.records.owned`'s, which lists a tournament's keys for export and deletion."""
+    return leaderboard_key(prefix, scope)
 
 
 def scope_keys(prefix: str, scope: str) -> ScopeKeys:
@@ -195,10 +197,34 @@ def current(client: redis.Redis, prefix: str, tournament_id: str | None,
 
 def refresh(client: redis.Redis, prefix: str, tournament_id: str) -> None:
     """Take the tournament's new results into its table and the overall one (a job calls this after
-    recording its match); returns at once if another job holds a table's lock, which then takes them."""
+    recording its match); returns at once if another job holds a table's lock, which then takes them.
+    A tournament deleted meanwhile (`tournament delete`) has no table to write: nothing is done."""
+    if not exists(client, prefix, tournament_id):
+        return
     for scope in (tournament_id, ALL):
         client.sadd(scope_keys(prefix, scope).dirty, tournament_id)
         _drain(client, prefix, scope, rebuild=False)
+
+
+def take_in_imported(client: redis.Redis, prefix: str, tournament_id: str) -> None:
+    """Count a tournament just imported (`tournament import`, its own table imported with it) in the
+    table over every tournament. One that still counts a tournament of this id (deleted without the
+    table being rebuilt: its cursor for the id is left) is rebuilt; else the results are added."""
+    meta = scope_keys(prefix, ALL).meta
+    if client.hexists(meta, f"cursor:{tournament_id}"):
+        rebuild(client, prefix, ALL)
+    else:
+        refresh(client, prefix, tournament_id)
+
+
+def forget_deleted(client: redis.Redis, prefix: str) -> bool:
+    """Rebuild the table over every tournament after one was deleted (`tournament delete`), so that it
+    no longer counts that one's matches; True if there was a stored table to rebuild (none: the web view
+    and `leaderboard` compute it from the records left, and the next match job stores it)."""
+    if load(client, prefix, ALL) is None:
+        return False
+    rebuild(client, prefix, ALL)
+    return True
 
 
 def rebuild(client: redis.Redis, prefix: str, scope: str) -> Table:

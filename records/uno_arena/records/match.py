@@ -25,13 +25,14 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # annotations only: replay files and the base install need no Redis client
     import redis
 
-from uno_arena.records.tournament import Keys, MatchState, list_ids, states, text
+from uno_arena.records.tournament import Keys, MatchState, TournamentError, list_ids, states, text
 from uno_arena.v1 import control_pb2
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.names import name_of, names_of, number_of
 
 _RECORD = """
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[5]) == 0 then return 2 end
 redis.call('HSET', KEYS[1], 'summary', ARGV[3], 'finished', ARGV[4], 'log', ARGV[5],
            'recorded', ARGV[6], 'tournament', ARGV[7], 'index', ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], 'done')
@@ -178,7 +179,8 @@ def record(
     client: redis.Redis, keys: Keys, index: int, finished: control_pb2.FinishedMatch, log: bytes,
     finished_at: float | None = None,
 ) -> bool:  # fmt: skip
-    """Record a finished match of the tournament; False if it was recorded before (nothing changes).
+    """Record a finished match of the tournament; False if it was recorded before (nothing changes), a
+    TournamentError if the tournament is gone (deleted while the match was played: nothing is written).
 
     `log` is the serialized `EventLogChunk` of every event: the log chunks as
     received, concatenated (protobuf merges repeated fields), never re-encoded. `finished_at`: when the
@@ -192,7 +194,10 @@ def record(
                                        zlib.compress(finished.SerializeToString(), 1), zlib.compress(log, 1),
                                        now, keys.tournament_id]  # fmt: skip
     script_keys = [match_key(keys.prefix, match_id), keys.state, keys.errors, keys.results, keys.tournament]
-    return bool(client.eval(_RECORD, len(script_keys), *script_keys, *argv))
+    written = client.eval(_RECORD, len(script_keys), *script_keys, *argv)
+    if written == 2:
+        raise TournamentError(f"tournament {keys.tournament_id!r} is gone: match {match_id} not recorded")
+    return bool(written)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +259,24 @@ class TournamentMatch:
     state: MatchState
     record: MatchRecord | None
     error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `tournament status --matches --json` and the web view's `/api/tournament/ID` give it: the
+        result's fields (bots by name) once recorded, and `error`, why its last attempt failed (null)."""
+        values: dict[str, Any] = {"index": self.index, "match_id": self.match_id, "bots": list(self.bots),
+                                  "state": str(self.state), "error": self.error or None}  # fmt: skip
+        record = self.record
+        if record is not None:
+            bots = record.bots
+            values.update(
+                winners=[bots[w] for w in record.winners],
+                reason=record.reason_name,
+                totals=list(record.totals),
+                forfeited=[bots[s] for s in record.forfeited if s < len(bots)],
+                faults={bots[seat]: f.by_kind() for seat, f in enumerate(record.faults) if f.total},
+                finished_at=record.finished_at or None,
+            )
+        return values
 
 
 def tournament_matches(

@@ -325,6 +325,20 @@ def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **time
     client.hset(keys.tournament, mapping=mapping)  # type: ignore[arg-type]
 
 
+def being_played(client: redis.Redis, prefix: str, tournament_id: str) -> str | None:
+    """Why the tournament counts as being played, or None: its status is `running`, or matches of it are
+    still being played (a cancelled tournament plays its running matches out). What `tournament
+    delete` and `export` refuse without --force."""
+    status = client.hget(Keys(prefix, tournament_id).tournament, "status")
+    playing = sum(s is MatchState.RUNNING for s in states(client, prefix, tournament_id).values())
+    matches = f"{playing} match{'es' if playing != 1 else ''}"
+    if status is not None and text(status) == TournamentStatus.RUNNING:
+        return f"it is running ({matches} being played)" if playing else "it is running"
+    if playing:
+        return f"{matches} of it still being played"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     """How far a tournament is, and what its waiting matches wait for."""
@@ -332,6 +346,16 @@ class Progress:
     tournament: Tournament
     eta_s: float | None  # from the pace since the start; None before the first result and while none runs
     retries: dict[int, float] = field(default_factory=dict)  # queued matches waiting out a retry: when due
+
+    def to_dict(self) -> dict[str, Any]:
+        """As `tournament status --json` and the web view's `/api/tournament/ID` give it (their fields
+        are documented in docs/operations.md); times are unix seconds, null when not yet."""
+        t = self.tournament
+        return {"id": t.id, "name": t.spec.name, "status": str(t.status), "matches": t.matches,
+                "done": t.done, "states": {str(s): t.states[s] for s in MatchState},
+                "retries_waiting": len(self.retries), "next_retry": self.next_retry, "eta_s": self.eta_s,
+                "target": t.spec.target, "created": t.created, "started": t.started,
+                "finished": t.finished}  # fmt: skip
 
     @property
     def remaining(self) -> int:

@@ -1,16 +1,20 @@
 """The platform's pages: the index of tournaments (paged), one tournament, one bot, and their JSON.
 
-Each page is made of parts (progress, standings, ...), each rendered by its own template and sent with a
-digest of its HTML. While what a page shows can still change (its tournament, a tournament on it, or
-one its bot plays in is created or running, or a match of it is running; for the index, whose standings
-are over all tournaments, any tournament at all), the page carries
-`data-poll`: static/pages.js fetches the page's JSON every `refresh` seconds and replaces only the parts
-whose digest changed, and stops once the JSON says `"live": false`. A page of a finished tournament
-never polls at all.
+Each page is made of parts (progress, standings, ...), each rendered by its own template into a
+`<section>` that carries a digest of its HTML. While what a page shows can still change (its tournament,
+a tournament on it, or one its bot plays in is created or running, or a match of it is running; for the
+index, whose standings are over all tournaments, any tournament at all), the page carries `data-poll`,
+its own address: static/pages.js fetches the page again every `refresh` seconds and replaces only the
+parts whose digest changed, and stops once the page it fetched no longer polls. A page of a finished
+tournament never polls at all.
+
+The JSON (`/api/...`) is data only, never HTML: what the pages show, as values, for scripts. A
+tournament's JSON pages through every match of it (`?offset=&limit=&state=`, `next` giving the next
+page's address), at most `MATCHES_MAX` a page.
 
 Sizes a client controls are bounded: a page number past the last page is a 404, a bot name is at most
 63 characters (a registered name's shape), and every list is capped (PAGE_SIZE tournaments, RECENT
-matches, charts.MAX_POINTS points).
+matches, charts.MAX_POINTS points, MATCHES_MAX matches a page of a tournament's JSON).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
 import redis
@@ -32,7 +36,7 @@ from uno_arena.leaderboard import board, history
 from uno_arena.leaderboard.ratings import Rating, initial, order_key
 from uno_arena.records import live, ruleset
 from uno_arena.records.identity import NAME, bot_key
-from uno_arena.records.match import MatchRecord, match_records
+from uno_arena.records.match import MAX_PAGE, MatchRecord, match_records, tournament_matches
 from uno_arena.records.tournament import (
     Keys,
     MatchState,
@@ -54,6 +58,8 @@ T = TypeVar("T")
 blueprint = Blueprint("pages", __name__)
 
 PAGE_SIZE = 20  # tournaments per page of the index, newest first
+MATCHES_DEFAULT = 100  # matches per page of a tournament's JSON, unless `limit` says
+MATCHES_MAX = MAX_PAGE  # ... and at most
 _LIVE_STATUSES = frozenset({TournamentStatus.CREATED, TournamentStatus.RUNNING})
 
 
@@ -64,9 +70,6 @@ class Part:
     html: Markup
     digest: str
 
-    def to_dict(self) -> dict[str, str]:
-        return {"html": str(self.html), "digest": self.digest}
-
 
 def _part(template: str, **values: Any) -> Part:
     html = render_template(template, **values)
@@ -75,17 +78,17 @@ def _part(template: str, **values: Any) -> Part:
 
 @dataclass(frozen=True, slots=True)
 class View:
-    """What a page shows, for its HTML and its JSON alike."""
+    """What a page shows: its parts (HTML) for the page, its values for the JSON."""
 
     title: str
-    parts: dict[str, Part]
+    parts: dict[str, Part]  # empty for the JSON, which never holds HTML
     live: bool  # whether it can still change: its page polls while it is
-    poll: str  # the JSON the page polls
-    data: dict[str, Any]  # the JSON's plain values, beside the parts
+    poll: str  # the page's own address, which its script fetches again while it is live
+    data: dict[str, Any]  # the JSON's values
+    data_url: str = ""  # the address of the page's JSON, which the page links (rel="alternate")
 
     def json(self) -> Response:
-        return jsonify({**self.data, "live": self.live, "updated": time.strftime("%H:%M:%S"),
-                        "parts": {name: part.to_dict() for name, part in self.parts.items()}})  # fmt: skip
+        return jsonify({**self.data, "live": self.live})
 
     def page(self, template: str, **values: Any) -> str:
         web = context()
@@ -98,12 +101,12 @@ class View:
 
 @blueprint.get("/")
 def overview() -> str:
-    return _index_view(_page_number()).page("index.html")
+    return _index_view(_page_number(), html=True).page("index.html")
 
 
 @blueprint.get("/api/tournaments")
 def overview_json() -> Response:
-    return _index_view(_page_number()).json()
+    return _index_view(_page_number(), html=False).json()
 
 
 def _page_number() -> int:
@@ -113,7 +116,7 @@ def _page_number() -> int:
     return int(raw)
 
 
-def _index_view(page: int) -> View:
+def _index_view(page: int, html: bool) -> View:
     web = context()
     ids = list_ids(web.store, web.prefix)[::-1]  # newest first
     pages = max(1, -(-len(ids) // PAGE_SIZE))
@@ -121,15 +124,18 @@ def _index_view(page: int) -> View:
         abort(404, f"no page {page} (there are {pages})")
     shown = ids[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
     rows = [row for t in shown if (row := _progress_row(web.store, web.prefix, t)) is not None]
-    table = board.current(web.store, web.prefix, None)
-    parts = {
-        "tournaments": _part("_tournaments.html", rows=rows, page=page, pages=pages, total=len(ids)),
-        "standings": _part("_standings.html", table=table if table.standings else None),
-    }
+    parts = {}
+    if html:
+        table = board.current(web.store, web.prefix, None)
+        parts = {
+            "tournaments": _part("_tournaments.html", rows=rows, page=page, pages=pages, total=len(ids)),
+            "standings": _part("_standings.html", table=table if table.standings else None),
+        }
     # its standings are over every tournament: it can change while any of them can, listed here or not
     live = any(row["live"] for row in rows) or _any_live(web.store, web.prefix, ids)
-    data = {"page": page, "pages": pages, "tournaments": rows}
-    return View("all tournaments", parts, live, url_for("pages.overview_json", page=page), data)
+    data = {"page": page, "pages": pages, "total": len(ids), "tournaments": rows}
+    return View("all tournaments", parts, live, url_for("pages.overview", page=page), data,
+                url_for("pages.overview_json", page=page))  # fmt: skip
 
 
 # --- one tournament --------------------------------------------------------------------------------
@@ -142,22 +148,75 @@ def tournament(tournament_id: str) -> str:
 
 @blueprint.get("/api/tournament/<tournament_id>")
 def tournament_json(tournament_id: str) -> Response:
-    return _tournament_view(tournament_id).json()
+    """The tournament as data: its spec, progress, running matches, leaderboard, recent matches, and a
+    page of its matches by index (`?offset=0&limit=100&state=done`; `matches.next`: the next page)."""
+    web = context()
+    client, prefix = web.store, web.prefix
+    state = _progress_of(tournament_id)
+    offset, limit, only = _match_page()
+    t = state.tournament
+    records = match_records(client, prefix, tournament_id)
+    table = board.current(client, prefix, tournament_id, records)
+    matches, total = tournament_matches(client, prefix, tournament_id, offset, limit, only)
+    after = offset + len(matches)
+    more: dict[str, Any] = {"offset": after, "limit": limit, **({"state": only.value} if only else {})}
+    following = (
+        url_for("pages.tournament_json", tournament_id=tournament_id, **more) if after < total else None
+    )
+    return jsonify({
+        "tournament": tournament_id, "name": t.spec.name, "status": str(t.status), "live": _live(state),
+        "rules": ruleset.summary(t.spec.rules), "spec": t.spec.to_dict(), "progress": state.to_dict(),
+        "running": [m.to_dict() for m in live.running(client, prefix, tournament_id)],
+        "leaderboard": table.to_dict(),
+        "recent": [_recent_data(r) for r in newest(records, lambda r: r)],
+        "matches": {"offset": offset, "limit": limit, "state": only.value if only else None, "total": total,
+                    "next": following, "items": [m.to_dict() for m in matches]},
+    })  # fmt: skip
 
 
-def _tournament_view(tournament_id: str) -> View:
+def _match_page() -> tuple[int, int, MatchState | None]:
+    """`offset`, `limit` and `state` of a tournament's JSON: a 400 saying what is wrong with any."""
+    offset = _count("offset", "0", 0, 10**9)
+    limit = _count("limit", str(MATCHES_DEFAULT), 1, MATCHES_MAX)
+    raw = request.args.get("state")
+    if raw is not None and raw not in {s.value for s in MatchState}:
+        abort(400, f"state: expected one of {', '.join(s.value for s in MatchState)}, got {raw[:20]!r}")
+    return offset, limit, MatchState(raw) if raw is not None else None
+
+
+def _count(name: str, default: str, low: int, high: int) -> int:
+    raw = request.args.get(name, default)
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 10 and low <= int(raw) <= high):
+        abort(400, f"{name}: expected a whole number from {low} to {high}, got {raw[:20]!r}")
+    return int(raw)
+
+
+def _progress_of(tournament_id: str) -> Progress:
+    """The tournament's progress: a 404 for none, a 500 (and a line in the log) for an unreadable one."""
     web = context()
     client, prefix = web.store, web.prefix
     if not exists(client, prefix, tournament_id):
         abort(404, f"no tournament {tournament_id!r}")
     try:
-        state = progress(client, prefix, tournament_id)
+        return progress(client, prefix, tournament_id)
     except TournamentError:
         abort(404, f"no tournament {tournament_id!r}")
     except (ValueError, KeyError, TypeError) as error:
         log.warning("tournament %s: unreadable record (%r)", tournament_id, error,
                     extra={"tournament_id": tournament_id})  # fmt: skip
         abort(500, f"the record of tournament {tournament_id!r} is unreadable (see the web view's log)")
+
+
+def _live(state: Progress) -> bool:
+    """Whether the tournament's page can still change: created or running, or a match still running."""
+    t = state.tournament
+    return t.status in _LIVE_STATUSES or t.states[MatchState.RUNNING] > 0
+
+
+def _tournament_view(tournament_id: str) -> View:
+    web = context()
+    client, prefix = web.store, web.prefix
+    state = _progress_of(tournament_id)
     records = match_records(client, prefix, tournament_id)
     table = board.current(client, prefix, tournament_id, records)
     running = _running(client, prefix, tournament_id)
@@ -171,11 +230,9 @@ def _tournament_view(tournament_id: str) -> View:
         "head-to-head": _part("_head_to_head.html", table=table if table.standings else None),
         "recent": _part("_recent.html", recent=recent),
     }
-    live = state.tournament.status in _LIVE_STATUSES or state.tournament.states[MatchState.RUNNING] > 0
-    data = {"tournament": tournament_id, "status": str(state.tournament.status),
-            "progress": _progress_values(state), "running": running, "recent": recent}  # fmt: skip
-    poll = url_for("pages.tournament_json", tournament_id=tournament_id)
-    return View(f"tournament {tournament_id}", parts, live, poll, data)
+    poll = url_for("pages.tournament", tournament_id=tournament_id)
+    data_url = url_for("pages.tournament_json", tournament_id=tournament_id)
+    return View(f"tournament {tournament_id}", parts, _live(state), poll, {}, data_url)
 
 
 def _running(client: redis.Redis, prefix: str, tournament_id: str) -> list[dict[str, Any]]:
@@ -204,15 +261,15 @@ def _when(unix: float | None) -> str:
 
 @blueprint.get("/bot/<name>")
 def bot(name: str) -> str:
-    return _bot_view(name).page("bot.html", bot=name)
+    return _bot_view(name, html=True).page("bot.html", bot=name)
 
 
 @blueprint.get("/api/bot/<name>")
 def bot_json(name: str) -> Response:
-    return _bot_view(name).json()
+    return _bot_view(name, html=False).json()
 
 
-def _bot_view(name: str) -> View:
+def _bot_view(name: str, html: bool) -> View:
     web = context()
     client, prefix = web.store, web.prefix
     if not NAME.fullmatch(name):  # also bounds its length: 63 characters
@@ -231,25 +288,27 @@ def _bot_view(name: str) -> View:
     opponents = history.opponents(played)
     faults = history.faults_by_kind(played)
     recent = [_played_row(m) for m in newest(played, lambda m: m.record)]
-    parts = {
-        "summary": _part(
-            "_bot_summary.html",
-            row=row,
-            last=points[-1] if points else None,
-            tournaments=sorted({m.record.tournament for m in played}),
-        ),
-        "rating": _part("_rating.html", chart=chart, drawn=len(drawn), total=len(points)),
-        "opponents": _part("_opponents.html", opponents=opponents),
-        "faults": _part("_faults.html", faults=faults, matches=len(played)),
-        "matches": _part("_bot_matches.html", recent=recent),
-    }
-    data = {"bot": name, "rating": [{"match_id": p.match_id, "mu": p.mu, "sigma": p.sigma,
+    tournaments = sorted({m.record.tournament for m in played})
+    parts = {}
+    if html:
+        parts = {
+            "summary": _part(
+                "_bot_summary.html", row=row, last=points[-1] if points else None, tournaments=tournaments
+            ),
+            "rating": _part("_rating.html", chart=chart, drawn=len(drawn), total=len(points)),
+            "opponents": _part("_opponents.html", opponents=opponents),
+            "faults": _part("_faults.html", faults=faults, matches=len(played)),
+            "matches": _part("_bot_matches.html", recent=recent),
+        }
+    data = {"bot": name, "standing": asdict(row) if row is not None else None, "tournaments": tournaments,
+            "rating": [{"match_id": p.match_id, "mu": p.mu, "sigma": p.sigma,
                                      "ordinal": p.ordinal} for p in points[-charts.MAX_POINTS :]],
             "opponents": [{"opponent": o.opponent, "tables": o.tables, "score": o.score, "low": o.low,
                            "high": o.high} for o in opponents],
             "faults": faults, "recent": recent}  # fmt: skip
     live = _plays_in_a_live_tournament(client, prefix, name)
-    return View(f"bot {name}", parts, live, url_for("pages.bot_json", name=name), data)
+    return View(f"bot {name}", parts, live, url_for("pages.bot", name=name), data,
+                url_for("pages.bot_json", name=name))  # fmt: skip
 
 
 def newest(items: Iterable[T], record_of: Callable[[T], MatchRecord]) -> list[T]:
@@ -354,6 +413,14 @@ def _progress_row(client: redis.Redis, prefix: str, tournament_id: str) -> dict[
             "rules": ruleset.summary(t.spec.rules), "bots": len(t.spec.bots), "seats": t.spec.seats,
             "created": _when(t.created),
             "live": t.status in _LIVE_STATUSES or t.states[MatchState.RUNNING] > 0}  # fmt: skip
+
+
+def _recent_data(record: MatchRecord) -> dict[str, Any]:
+    """A recent match in a tournament's JSON: `finished_at` in unix seconds (null: not known)."""
+    return {"match_id": record.match_id, "bots": list(record.bots),
+            "winners": [record.bots[w] for w in record.winners], "totals": list(record.totals),
+            "reason": record.reason_name, "finished_at": record.finished_at or None,
+            "forfeited": [record.bots[s] for s in record.forfeited if s < len(record.bots)]}  # fmt: skip
 
 
 def _recent_row(record: MatchRecord) -> dict[str, Any]:

@@ -145,8 +145,13 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
                 _end_feed(feed, recorded=False, reason=reason)
                 raise
             ended = time.time()  # the finish time, even if recording waits out a Redis outage
-            new = waiting(lambda: record(client, keys, index, finished, log_bytes, ended),
-                          "recording the result")  # fmt: skip
+            try:
+                new = waiting(lambda: record(client, keys, index, finished, log_bytes, ended),
+                              "recording the result")  # fmt: skip
+            except TournamentError:  # deleted while it played (`tournament delete --force`): nothing to write
+                log.warning("%s match %d: the tournament was deleted while it played; not recorded",
+                            tournament_id, index, extra=ids)  # fmt: skip
+                return "tournament gone"
             follower.close()  # after recording: following never delays the record
             _end_feed(feed, recorded=True)
         finally:

@@ -14,16 +14,19 @@ import contextlib
 import enum
 import logging
 import math
+import re
 import secrets
 import time
 from collections.abc import Iterable, Iterator
 
 import redis
 from rq import Queue, Retry
-from rq.exceptions import NoSuchJobError
-from rq.executions import Execution
+from rq.command import send_stop_job_command
+from rq.exceptions import InvalidJobOperation, NoSuchJobError
+from rq.executions import Execution, ExecutionRegistry
 from rq.job import Job, JobStatus
-from rq.registry import ScheduledJobRegistry, StartedJobRegistry
+from rq.registry import BaseRegistry, ScheduledJobRegistry, StartedJobRegistry
+from rq.results import Result
 from rq.worker import Worker
 
 from uno_arena.records.spec import TournamentSpec
@@ -276,6 +279,104 @@ def _forget_run(client: redis.Redis, queue: Queue, job: str) -> None:
     taken = queue.intermediate_queue
     for _ in range(taken.get_job_ids().count(job)):
         taken.remove(job)
+
+
+def _registries(queue: Queue) -> list[BaseRegistry]:
+    """Every registry RQ keeps for the queue (sorted sets of job ids; the started one's members are
+    `JOB:EXECUTION`)."""
+    return [queue.started_job_registry, queue.finished_job_registry, queue.failed_job_registry,
+            queue.deferred_job_registry, queue.ready_job_registry, queue.scheduled_job_registry,
+            queue.canceled_job_registry]  # fmt: skip
+
+
+def tournament_jobs(client: redis.Redis, prefix: str, tournament_id: str,
+                    indices: Iterable[int]) -> list[str]:  # fmt: skip
+    """The ids of every RQ job of the tournament that RQ still knows of: its matches' jobs
+    (`job_id`) and the leaderboard refreshes they queued (`{job id}__board`), found by their job hashes
+    and in the queue, the list of jobs being taken from it and every registry of it. Job ids escape the
+    tournament id one to one (`job_id`), so no other tournament's job has these ids."""
+    queue = match_queue(client, prefix)
+    mine = re.compile(re.escape(f"{_escaped(prefix)}__{_escaped(tournament_id)}__") + r"\d+(?:__board)?")
+    candidates = [f"{job_id(prefix, tournament_id, i)}{end}" for i in indices for end in ("", "__board")]
+    with client.pipeline(transaction=False) as pipe:
+        for candidate in candidates:
+            pipe.exists(Job.key_for(candidate))
+        found = {job for job, present in zip(candidates, pipe.execute(), strict=True) if present}
+    listed = [*queue.get_job_ids(), *queue.intermediate_queue.get_job_ids()]
+    for registry in _registries(queue):
+        members: list[bytes] = client.zrange(registry.key, 0, -1)  # type: ignore[assignment]
+        listed += [member.decode().partition(":")[0] for member in members]  # started: JOB:EXECUTION
+    found.update(job for job in listed if mine.fullmatch(job))
+    return sorted(found)
+
+
+def stop_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
+    """Ask the live workers running any of these jobs to stop them (RQ's stop-job command: the work horse
+    is killed, the job filed as stopped); the ids of the jobs asked."""
+    asked = []
+    for job in jobs:
+        try:
+            if not still_started(client, [job]):
+                continue
+            send_stop_job_command(client, job)
+        except (NoSuchJobError, InvalidJobOperation):  # ended meanwhile
+            continue
+        asked.append(job)
+    return asked
+
+
+def still_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
+    """Those of the jobs a live worker still runs (status started, its worker registered)."""
+    running = []
+    for job in jobs:
+        try:
+            found = Job.fetch(job, connection=client)
+        except NoSuchJobError:
+            continue
+        worker = found.worker_name or ""
+        if found.get_status(refresh=False) == JobStatus.STARTED and _registered(client, worker):
+            running.append(job)
+    return running
+
+
+def remove_jobs(client: redis.Redis, prefix: str, jobs: Iterable[str]) -> None:
+    """Delete the jobs and every trace of them: out of the queue, the list of jobs being taken, every
+    registry; their hashes, results, dependents, dependencies, executions (and each execution's place in
+    its worker's index). RQ's `Job.delete` does most of it for a job whose hash is left; the rest is done
+    by key name, for entries that outlived their job's hash."""
+    queue = match_queue(client, prefix)
+    wanted = set(jobs)
+    for job in sorted(wanted):
+        # ValueError: an execution of it whose record expired (RQ's delete stops there); what it left is
+        # removed below by key name
+        with contextlib.suppress(NoSuchJobError, ValueError):
+            Job.fetch(job, connection=client).delete(remove_from_queue=True)
+    started = StartedJobRegistry(queue=queue)
+    runs = [(job, run) for job, run in started.get_job_and_execution_ids(cleanup=False) if job in wanted]
+    for job in wanted:
+        runs += [(job, run) for run in ExecutionRegistry(job, client).get_execution_ids()]
+    with client.pipeline(transaction=False) as pipe:
+        for job, run in runs:
+            execution = Execution(run, job, client)
+            pipe.hget(execution.key, "worker_name")
+        workers = pipe.execute()
+    with client.pipeline(transaction=False) as pipe:
+        for (job, run), worker in zip(runs, workers, strict=True):
+            execution = Execution(run, job, client, worker.decode() if isinstance(worker, bytes) else "")
+            pipe.zrem(started.key, execution.composite_key)
+            pipe.delete(execution.key)
+            if execution.worker_name:
+                pipe.srem(execution.worker_executions_key, execution.composite_key)
+        for job in wanted:
+            pipe.lrem(queue.key, 0, job)
+            pipe.lrem(queue.intermediate_queue.key, 0, job)
+            for registry in _registries(queue):
+                pipe.zrem(registry.key, job)
+            shell = Job(job, connection=client)
+            results: str = Result.get_key(job)  # type: ignore[no-untyped-call]
+            pipe.delete(shell.key, shell.dependents_key, shell.dependencies_key, results,
+                        ExecutionRegistry(job, client).key)  # fmt: skip
+        pipe.execute()
 
 
 def delete_prefix(client: redis.Redis, prefix: str) -> None:

@@ -1,6 +1,8 @@
 // Keeps a page of the web view current without reloading it: every `data-refresh` seconds it fetches
-// the page's JSON (`data-poll` on <body>), replaces only the parts (<section class="part">) whose
-// digest changed, and stops for good once the JSON says the page can no longer change ("live": false).
+// the page again (its own address, `data-poll` on <body>), replaces only the parts (<section
+// class="part">) whose digest changed, and stops for good once the page it fetched no longer polls (its
+// <body> has no `data-poll`: nothing on it can change any more). The JSON API (/api/...) is data only;
+// the HTML comes from the page itself.
 // window.unoArenaPoll tells tests (and the curious) how many polls ran and whether it has stopped.
 (function () {
   "use strict";
@@ -21,35 +23,33 @@
   }
 
   function apply(page) {
-    Object.keys(page.parts || {}).forEach(function (name) {
-      var part = page.parts[name];
-      var section = document.getElementById(name);
-      if (section && section.dataset.digest !== part.digest) {
-        section.innerHTML = part.html;
-        section.dataset.digest = part.digest;
+    var sections = page.querySelectorAll("section.part[id]");
+    Array.prototype.forEach.call(sections, function (fresh) {
+      var section = document.getElementById(fresh.id);
+      if (section && section.dataset.digest !== fresh.dataset.digest) {
+        section.innerHTML = fresh.innerHTML;
+        section.dataset.digest = fresh.dataset.digest;
         state.replaced += 1;
       }
     });
     var updated = document.getElementById("updated");
-    if (updated) {
-      updated.textContent = page.live
-        ? "Updates every " + seconds + " s; updated " + page.updated + "."
-        : "Final: nothing here changes any more.";
-    }
+    var said = page.getElementById("updated");
+    if (updated && said) updated.textContent = said.textContent;
   }
 
   function poll() {
     state.timer = null;
     state.polls += 1;
-    fetch(url, { headers: { Accept: "application/json" }, cache: "no-store" })
+    fetch(url, { headers: { Accept: "text/html" }, cache: "no-store" })
       .then(function (response) {
         if (response.status === 404) throw new Error("gone");  // deleted meanwhile: nothing to follow
         if (!response.ok) return null;  // e.g. 503 while Redis is down: try again later
-        return response.json();
+        return response.text();
       })
-      .then(function (page) {
+      .then(function (html) {
+        var page = html === null ? null : new DOMParser().parseFromString(html, "text/html");
         if (page) apply(page);
-        if (page && !page.live) stop();
+        if (page && !page.body.dataset.poll) stop();
         else schedule(seconds);
       })
       .catch(function (error) {
