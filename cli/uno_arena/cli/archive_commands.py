@@ -173,7 +173,7 @@ def _delete(client: Any, key_prefix: str, tournament_id: str, force: bool) -> Re
         raise click.ClickException(str(error)) from None
 
 
-# How `delete` counts the keys it removed, by what they held (`owned.Kind`)
+# How `delete` counts the keys it removed, by what they held (`owned.KeyRole`)
 _KIND_NOUNS = {"tournament": "tournament key", "leaderboard": "leaderboard key"}
 
 

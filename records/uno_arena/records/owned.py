@@ -45,7 +45,7 @@ class KeyType(enum.StrEnum):
     STREAM = "stream"
 
 
-class Kind(enum.StrEnum):
+class KeyRole(enum.StrEnum):
     """What a key holds, for what `tournament delete` says it removed."""
 
     TOURNAMENT = "tournament"  # its record, schedule, states, errors, attempts, results, retries
@@ -81,21 +81,21 @@ LEADERBOARD_PARTS: dict[str, tuple[KeyType, bool]] = {
 class OwnedKey:
     name: str  # the whole Redis key, prefix included
     type: KeyType
-    kind: Kind
+    kind: KeyRole
     kept: bool  # in an archive (else transient: deleted with the tournament, never archived)
 
 
 def fixed_keys(prefix: str, tournament_id: str) -> list[OwnedKey]:
     """The keys every tournament has (or may have), whatever its matches."""
     keys = Keys(prefix, check_id(tournament_id))
-    found = [OwnedKey(keys.tournament, KeyType.HASH, Kind.TOURNAMENT, True)]
-    found += [OwnedKey(name, KeyType.HASH, Kind.TOURNAMENT, True)
+    found = [OwnedKey(keys.tournament, KeyType.HASH, KeyRole.TOURNAMENT, True)]
+    found += [OwnedKey(name, KeyType.HASH, KeyRole.TOURNAMENT, True)
               for name in (keys.schedule, keys.state, keys.errors, keys.attempts, keys.retries)]  # fmt: skip
-    found.append(OwnedKey(keys.results, KeyType.LIST, Kind.TOURNAMENT, True))
-    found.append(OwnedKey(running_key(keys), KeyType.HASH, Kind.LIVE, False))
+    found.append(OwnedKey(keys.results, KeyType.LIST, KeyRole.TOURNAMENT, True))
+    found.append(OwnedKey(running_key(keys), KeyType.HASH, KeyRole.LIVE, False))
     base = leaderboard_key(prefix, tournament_id)
-    found.append(OwnedKey(base, KeyType.STRING, Kind.LEADERBOARD, False))  # an old version's table
-    found += [OwnedKey(f"{base}:{part}", kind, Kind.LOCK if part == "lock" else Kind.LEADERBOARD, kept)
+    found.append(OwnedKey(base, KeyType.STRING, KeyRole.LEADERBOARD, False))  # an old version's table
+    found += [OwnedKey(f"{base}:{part}", kind, KeyRole.LOCK if part == "lock" else KeyRole.LEADERBOARD, kept)
               for part, (kind, kept) in LEADERBOARD_PARTS.items()]  # fmt: skip
     return found
 
@@ -105,10 +105,10 @@ def match_keys(prefix: str, tournament_id: str, index: int) -> list[OwnedKey]:
     keys = Keys(prefix, tournament_id)
     match_id = keys.match_id(index)
     return [
-        OwnedKey(match_key(prefix, match_id), KeyType.HASH, Kind.MATCH, True),
-        OwnedKey(stream_key(prefix, match_id), KeyType.STREAM, Kind.LIVE, False),
-        OwnedKey(keys.lease(index), KeyType.STRING, Kind.LOCK, False),
-        OwnedKey(keys.queueing(index), KeyType.STRING, Kind.LOCK, False),
+        OwnedKey(match_key(prefix, match_id), KeyType.HASH, KeyRole.MATCH, True),
+        OwnedKey(stream_key(prefix, match_id), KeyType.STREAM, KeyRole.LIVE, False),
+        OwnedKey(keys.lease(index), KeyType.STRING, KeyRole.LOCK, False),
+        OwnedKey(keys.queueing(index), KeyType.STRING, KeyRole.LOCK, False),
     ]
 
 

@@ -34,8 +34,8 @@ from uno_arena.records.archive import (
     KeyLines,
 )
 from uno_arena.records.owned import (
+    KeyRole,
     KeyType,
-    Kind,
     OwnedKey,
     existing,
     kept_key,
@@ -118,7 +118,7 @@ def export_tournament(
             batch = kept[start : start + READ_BATCH]
             for key, items in _read(client, batch):
                 writer.add(key.name[len(prefix) + 1 :], key.type, items)
-                matches += key.kind is Kind.MATCH
+                matches += key.kind is KeyRole.MATCH
             done += len(batch)
             if progress is not None:
                 progress(done, len(kept))
@@ -196,7 +196,7 @@ def check_archive(path: Path, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -
                 raise ArchiveError(f"{path}: line {reader.line_number}: {found.name} is a {key.type}, "
                                    f"not a {found.type}")  # fmt: skip
             if found.name not in names:
-                matches += key.kind is Kind.MATCH
+                matches += key.kind is KeyRole.MATCH
             names.add(found.name)
             lines += 1
     if f"tournament:{tournament_id}" not in names:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import redis
 
-from uno_arena.records.owned import Kind, OwnedKey, existing, match_indices, owned_keys
+from uno_arena.records.owned import KeyRole, OwnedKey, existing, match_indices, owned_keys
 from uno_arena.records.tournament import (
     Keys,
     TournamentError,
@@ -59,8 +59,8 @@ class Removal:
     listed: bool = False  # whether it was in the prefix's index
 
     def counts(self) -> dict[str, int]:
-        """Keys removed by what they held (`owned.Kind`), in that order."""
-        return {kind.value: n for kind in Kind if (n := sum(key.kind is kind for key in self.keys))}
+        """Keys removed by what they held (`owned.KeyRole`), in that order."""
+        return {kind.value: n for kind in KeyRole if (n := sum(key.kind is kind for key in self.keys))}
 
 
 def delete_tournament(client: redis.Redis, prefix: str, tournament_id: str, force: bool = False,
