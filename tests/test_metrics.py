@@ -10,6 +10,7 @@ import itertools
 import json
 import os
 import random
+import re
 import signal
 import urllib.error
 import urllib.request
@@ -375,3 +376,48 @@ def test_healthz_and_the_workers_probe_follow_redis_down_and_back(tmp_path: Path
     finally:
         worker.stop()
         own.stop()
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def exposed_names() -> dict[str, str]:
+    """Every uno_arena metric of the three components, by the name a scrape shows (a counter's with
+    `_total`) -> its type."""
+    from uno_arena.server.metrics import ServerMetrics
+    from uno_arena.web.metrics import WebMetrics
+    from uno_arena.workers.metrics import WorkerMetrics
+
+    names = {}
+    for metrics in (ServerMetrics(), WorkerMetrics(), WebMetrics()):
+        for family in metrics.registry.collect():
+            if family.name.startswith("uno_arena_"):
+                names[family.name + ("_total" if family.type == "counter" else "")] = family.type
+    return names
+
+
+def named_in(text: str) -> set[str]:
+    """The metric names a text uses, a histogram's series (`_bucket`, `_sum`, `_count`) by the histogram's."""
+    found = set(re.findall(r"\buno_arena_[a-z_]+[a-z]", text))
+    return {re.sub(r"_(bucket|sum|count)$", "", name) for name in found}
+
+
+def test_the_docs_list_every_metric_and_the_dashboard_uses_real_ones() -> None:
+    names = exposed_names()
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = operations[operations.index("## Metrics and health") :]
+    for name, kind in names.items():
+        assert f"| `{name}` | {kind} |" in section, f"docs/operations.md does not list {name} ({kind})"
+    assert named_in(section) <= set(names), named_in(section) - set(names)
+
+    dashboard = json.loads((ROOT / "docs" / "grafana-dashboard.json").read_text(encoding="utf-8"))
+    assert dashboard["title"] == "uno-arena" and dashboard["uid"]
+    expressions = [t["expr"] for p in dashboard["panels"] if p["type"] != "row" for t in p["targets"]]
+    used = set().union(*(named_in(expr) for expr in expressions))
+    assert used <= set(names), used - set(names)
+    assert {
+        n for n in names if n.startswith(("uno_arena_server", "uno_arena_worker", "uno_arena_web"))
+    } == used
+    assert all(p["datasource"] == {"type": "prometheus", "uid": "${datasource}"} for p in dashboard["panels"]
+               if p["type"] != "row")  # fmt: skip
+    assert "docs/grafana-dashboard.json" in section

@@ -2,7 +2,8 @@
 
 A Flask app over the same Redis the workers write. Its pages live in blueprints, one noun each:
 `pages` (the tournaments and the JSON API of the standings), `viewer` (a match: replay and live view),
-`live` (a running match's public events as they happen); `create_app` wires them to one `WebContext`.
+`live` (a running match's public events as they happen), `health` (`/healthz`) and `metrics` (`/metrics`,
+Prometheus'); `create_app` wires them to one `WebContext`.
 `uno-arena web --listen HOST:PORT` serves it on waitress (`WebServer`): a bounded pool of threads runs
 the app, and connections are read by one event loop, so clients that send slowly, or never finish
 their headers, hold a connection (up to `connection_limit`, closed after `channel_timeout_s`) but
@@ -28,7 +29,8 @@ one and have every link of its page point elsewhere. The same setting believes t
 proxy adds to `X-Forwarded-For` (its last entry), which the live streams' per-client limit counts by.
 
 Every request is logged once its response is over (`access`: logger `uno_arena.web.access`, INFO), with
-its route, status and the ids its path names, as fields for `--log-format json`.
+its route, status and the ids its path names, as fields for `--log-format json`, and counted in the
+metrics by route and status.
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """Whether workers are alive, from their heartbeats in Redis: `uno-arena worker health`.
 
 A worker's heartbeat is RQ's own: its hash `rq:worker:NAME` holds `last_heartbeat`, renewed at least
-every 45 s while idle and every 30 s while a job runs (`worker.WORKER_TTL_S`), and RQ gives the hash a
-time to live past each heartbeat (60 s more), so the hash of a worker that stopped heartbeating (killed,
-frozen, cut off from Redis) expires. A worker that stopped cleanly says so in the hash (`death`) for
-its last minute, and leaves its queue's list of workers.
+every 45 s while idle and every 30 s while a job runs (`worker.WORKER_TTL_S`), and RQ renews the hash's
+time to live with each (two minutes while idle, 90 s while busy), so the hash of a worker that stopped
+heartbeating (killed, frozen, cut off from Redis) expires. A worker that stopped cleanly says so in the
+hash (`death`) for its last minute, and leaves its queue's list of workers.
 
 So a worker is healthy when its hash is there without `death`, and, if the caller asks for a tighter
 bound than RQ's (`max_age_s`), its last heartbeat is at most that old. Reads only; Redis must answer.

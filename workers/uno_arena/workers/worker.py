@@ -58,8 +58,9 @@ log = logging.getLogger(__name__)
 
 LONGEST_RESTART_PAUSE_S = 30.0
 # RQ's worker_ttl for `uno-arena worker` (RQ's default: 420): an idle worker heartbeats every 45 s (its
-# wait for a job is worker_ttl - 15 s) and its hash in Redis lives 60 s past a heartbeat, so a worker
-# that died is gone from Redis within two minutes, not eight (`uno-arena worker health`, the reaper)
+# wait for a job is worker_ttl - 15 s) and its hash in Redis lives worker_ttl + 60 s past a heartbeat (a
+# busy one's: 90 s, heartbeats every 30 s), so a worker that died is gone from Redis within two minutes,
+# not eight (`uno-arena worker health`, and the reaper's judging of a started job's worker)
 WORKER_TTL_S = 60
 JOB_KINDS = {MATCH_JOB: "match", REFRESH_JOB: "leaderboard"}  # a job's function -> its duration's label
 
