@@ -6,7 +6,7 @@ process may run several servers (the tests do), and each counts only its own. It
 whether or not anything serves it; the CLI serves its `registry`.
 
 The decision path (`match_host`, `gateway`: compiled with mypyc) pays one `inc()` per decision asked and
-one `observe()` per answer, about 1.5 us together against some 150 us of server CPU a decision
+one `observe()` per answer, about 3 us together against the 144 us or more of server CPU a decision costs
 (docs/performance.md): the labelled children (a fault's kind, a refusal's reason) are resolved here, once,
 never per decision, and the gauges are read only when scraped (`watch`), so keeping them costs nothing.
 """
