@@ -90,8 +90,8 @@ def worker(context: click.Context, redis_url: str, key_prefix: str, control_toke
     arena_worker.work(burst=burst)
 
 
-# Exit statuses of `worker health` (docs/operations.md); 2 is click's, for a usage error
-HEALTHY, UNHEALTHY, REDIS_DOWN = 0, 1, 3
+# Exit statuses of `worker health` (docs/operations.md) other than 0 (healthy) and 2 (click's usage error)
+UNHEALTHY, REDIS_DOWN = 1, 3
 
 
 @worker.command("health")
