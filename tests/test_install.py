@@ -140,13 +140,14 @@ def fetch(url: str) -> tuple[int, str]:
 
 
 def test_web_serves_replay_files_without_redis(tmp_path: Path) -> None:
-    """`uno-arena web --replays DIR` with no Redis URL needs Flask and waitress only: with redis, rq and
-    openskill not importable, it serves an index of the files and each one's viewer."""
+    """`uno-arena web --replays DIR` with no Redis URL needs Flask and waitress only: with redis, rq,
+    openskill and prometheus-client not importable, it serves an index of the files and each one's
+    viewer, and its /healthz."""
     folder = tmp_path / "replays"
     match = forfeited_match(players=2)  # f-m00001, of tournament f: alice and bob, alice wins
     write_replay_file(match, folder)
     (folder / "broken.json").write_text("not json")
-    environment = not_installed(tmp_path / "site", "redis", "rq", "openskill")
+    environment = not_installed(tmp_path / "site", "redis", "rq", "openskill", "prometheus_client")
     command = [
         sys.executable,
         "-m",
@@ -179,6 +180,9 @@ def test_web_serves_replay_files_without_redis(tmp_path: Path) -> None:
         assert code == 200 and json.loads(raw)["summary"]["bots"] == ["alice", "bob"]
         assert fetch(f"{url}match/nothing")[0] == 404 and fetch(f"{url}tournament/f")[0] == 404
         assert fetch(f"{url}static/viewer.js")[0] == 200
+        code, health = fetch(f"{url}healthz")  # healthy without Redis; no metrics without the platform
+        assert code == 200 and json.loads(health) == {"status": "ok", "redis": "not used"}
+        assert fetch(f"{url}metrics")[0] == 404
     finally:
         process.send_signal(signal.SIGINT)
         try:

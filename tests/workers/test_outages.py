@@ -17,8 +17,9 @@ from click.testing import CliRunner
 from rq.registry import ScheduledJobRegistry
 from rq.worker import Worker
 
-from tests.conftest import RunningServer
+from tests.conftest import RunningServer, free_port
 from tests.sdk.runner import BackgroundBot
+from tests.test_metrics import scrape
 from tests.workers.harness import REDIS_URL, RedisServer, ServerProcess, WorkerProcess, wait_until
 from uno_arena.cli.main import cli
 from uno_arena.records import identity
@@ -97,9 +98,9 @@ def test_a_busy_worker_outlives_a_redis_crash_and_records_the_match_once(
                                "server": match_server.address, "retries": {"attempts": 1}})  # fmt: skip
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         lifecycle.start(client, prefix, tournament_id)
-        worker = WorkerProcess(
-            prefix, match_server.control_token, tmp_path / "worker.log", redis_url=crashing.url
-        )
+        metrics = f"127.0.0.1:{free_port()}"
+        worker = WorkerProcess(prefix, match_server.control_token, tmp_path / "worker.log",
+                               redis_url=crashing.url, options=["--metrics", metrics])  # fmt: skip
         workers.append(worker.start())
         seen: list[str] = []
 
@@ -124,6 +125,10 @@ def test_a_busy_worker_outlives_a_redis_crash_and_records_the_match_once(
         assert recorded.count(match_id) == 1
         assert set(states(client, prefix, tournament_id).values()) == {MatchState.DONE}
         assert worker.alive and "quitting" not in worker.output()
+        # its metrics: the three matches played, and the wait for Redis to record one of them
+        url = f"http://{metrics}/metrics"
+        wait_until(lambda: scrape(url).value("uno_arena_worker_matches_played_total") == 3, 30, "its count")
+        assert scrape(url).value("uno_arena_worker_redis_wait_seconds_total") > 0
     finally:
         client.close()
         crashing.stop()
@@ -242,7 +247,9 @@ def test_a_server_crash_mid_match_costs_no_retry(
         tournament_id = lifecycle.create_checked(client, prefix, spec)
         lifecycle.start(client, prefix, tournament_id)
         token = identity.create_control_token(client, prefix)
-        worker = WorkerProcess(prefix, token, tmp_path / "worker.log", options=["--server-wait", "60"])
+        metrics = f"127.0.0.1:{free_port()}"
+        worker = WorkerProcess(prefix, token, tmp_path / "worker.log",
+                               options=["--server-wait", "60", "--metrics", metrics])  # fmt: skip
         workers.append(worker.start())
         wait_until(lambda: playing_bots(server.address, token) == 2, 60, "the match to start on the server")
 
@@ -256,5 +263,10 @@ def test_a_server_crash_mid_match_costs_no_retry(
         assert errors(client, prefix, tournament_id) == {}, worker.output()
         assert recorded_ids(client, prefix, tournament_id) == [Keys(prefix, tournament_id).match_id(0)]
         assert client.hget(Keys(prefix, tournament_id).attempts, 0) == b"1"  # the same attempt, waited out
+        # its metrics: played once, never retried, and the wait for the server counted
+        url = f"http://{metrics}/metrics"
+        wait_until(lambda: scrape(url).value("uno_arena_worker_matches_played_total") == 1, 30, "its count")
+        assert scrape(url).value("uno_arena_worker_matches_retried_total") == 0
+        assert scrape(url).value("uno_arena_worker_server_wait_seconds_total") > 0
     finally:
         server.stop()

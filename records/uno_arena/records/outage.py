@@ -38,28 +38,38 @@ T = TypeVar("T")
 
 
 def patiently(
-    action: Callable[[], T], what: str, bound_s: float | None, ids: Mapping[str, str] | None = None
-) -> T:
+    action: Callable[[], T], what: str, bound_s: float | None, ids: Mapping[str, str] | None = None,
+    waited: Callable[[float], None] | None = None,
+) -> T:  # fmt: skip
     """`action()`, tried again while Redis is unreachable, for up to `bound_s` seconds (None: for ever).
-    `ids`: the fields of its log lines (the match's, `Keys.log_ids`).
+    `ids`: the fields of its log lines (the match's, `Keys.log_ids`). `waited`, if Redis did not answer
+    at once: told the seconds the action took from its first try to its success or giving up (a
+    worker's metrics).
 
     Only for actions that may run twice (idempotent writes, reads): a command
     whose reply was lost may have been applied.
     """
     started = time.monotonic()
     pause = FIRST_PAUSE_S
-    while True:
-        try:
-            return action()
-        except REDIS_DOWN as error:
-            waited = time.monotonic() - started
-            if bound_s is not None and waited + pause > bound_s:
-                log.error("%s: Redis still unreachable after %.0f s, giving up: %s", what, waited, error,
-                          extra=ids)  # fmt: skip
-                raise
-            log.warning("%s: Redis unreachable (%s); trying again in %.1f s", what, error, pause, extra=ids)
-            time.sleep(pause)  # a backoff between attempts
-            pause = min(pause * 2, LONGEST_PAUSE_S)
+    failed = False
+    try:
+        while True:
+            try:
+                return action()
+            except REDIS_DOWN as error:
+                failed = True
+                so_far = time.monotonic() - started
+                if bound_s is not None and so_far + pause > bound_s:
+                    log.error("%s: Redis still unreachable after %.0f s, giving up: %s", what, so_far, error,
+                              extra=ids)  # fmt: skip
+                    raise
+                log.warning("%s: Redis unreachable (%s); trying again in %.1f s", what, error, pause,
+                            extra=ids)  # fmt: skip
+                time.sleep(pause)  # a backoff between attempts
+                pause = min(pause * 2, LONGEST_PAUSE_S)
+    finally:
+        if failed and waited is not None:
+            waited(time.monotonic() - started)
 
 
 def wait_for_redis(client: redis.Redis, what: str, bound_s: float | None = None) -> None:

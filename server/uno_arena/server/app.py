@@ -20,6 +20,7 @@ from grpc_reflection.v1alpha import reflection
 from uno_arena.records import connection
 from uno_arena.rules import build
 from uno_arena.server.arena import Arena
+from uno_arena.server.metrics import ServerMetrics
 from uno_arena.server.servicers import BotServicer, ControlServicer
 from uno_arena.server.settings import ServerSettings
 from uno_arena.server.tls import server_credentials
@@ -80,9 +81,11 @@ def add_service(servicer: object, service: ServiceDescriptor, server: grpc.aio.S
 
 
 async def create_server(
-    address: str, redis_client: aioredis.Redis, settings: ServerSettings | None = None
-) -> tuple[grpc.aio.Server, int, Arena]:
-    """A started server bound to `address` ("127.0.0.1:0" picks a free port) and its arena.
+    address: str, redis_client: aioredis.Redis, settings: ServerSettings | None = None,
+    metrics: ServerMetrics | None = None,
+) -> tuple[grpc.aio.Server, int, Arena]:  # fmt: skip
+    """A started server bound to `address` ("127.0.0.1:0" picks a free port) and its arena, counting in
+    `metrics` (a `ServerMetrics` of its own unless given: `arena.metrics`).
 
     With `settings.tls` it speaks TLS only (its certificate re-read when the files change); without, it
     listens in plaintext on a loopback address only, unless `settings.insecure`: tokens cross in clear.
@@ -100,7 +103,7 @@ async def create_server(
             "127.0.0.1 behind a TLS-terminating proxy (docs/deployment.md), or pass --insecure if the "
             "network is private"
         )
-    arena = Arena(settings, redis_client)
+    arena = Arena(settings, redis_client, metrics)
     server = grpc.aio.server(options=grpc_options(settings))
     add_service(BotServicer(arena), bot_pb2.DESCRIPTOR.services_by_name["BotService"], server)
     add_service(ControlServicer(arena), control_pb2.DESCRIPTOR.services_by_name["ControlService"], server)
@@ -155,12 +158,15 @@ def redis_client(url: str, connections: int = 32) -> aioredis.Redis:
     return connection.async_client(url, connections, wait_s=30)
 
 
-async def serve(address: str, redis_url: str, settings: ServerSettings) -> None:
-    """Run until SIGINT/SIGTERM; then drain running matches and stop (a second signal stops at once)."""
+async def serve(
+    address: str, redis_url: str, settings: ServerSettings, metrics: ServerMetrics | None = None
+) -> None:
+    """Run until SIGINT/SIGTERM; then drain running matches and stop (a second signal stops at once).
+    `metrics`: what to count in (the caller serves its registry: `uno-arena server --metrics`)."""
     redis_client_ = redis_client(redis_url)
     try:
         await redis_client_.ping()
-        server, port, arena = await create_server(address, redis_client_, settings)
+        server, port, arena = await create_server(address, redis_client_, settings, metrics)
     except BaseException:
         await redis_client_.aclose()
         raise

@@ -23,6 +23,7 @@ import redis.asyncio as aioredis
 from uno_arena.records import identity
 from uno_arena.server.gateway import TOKEN_REVOKED, BotConnection, Gateway
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
+from uno_arena.server.metrics import ServerMetrics
 from uno_arena.server.settings import ServerSettings
 from uno_arena.server.throttle import FailureLimiter
 from uno_arena.v1 import bot_pb2
@@ -85,11 +86,15 @@ class FinishedMatches:
 
 
 class Arena:
-    def __init__(self, settings: ServerSettings, redis: aioredis.Redis) -> None:
+    def __init__(
+        self, settings: ServerSettings, redis: aioredis.Redis, metrics: ServerMetrics | None = None
+    ) -> None:
         self.settings = settings
         self.redis = redis
-        self.gateway = Gateway()
+        self.metrics = metrics if metrics is not None else ServerMetrics()
+        self.gateway = Gateway(self.metrics)
         self.running: dict[str, MatchHost] = {}
+        self.metrics.watch(self.gateway.connected, self.running.__len__)
         self.finished = FinishedMatches(settings.finished_keep_ms / 1000, settings.finished_max_bytes)
         self.draining = False  # no new matches
         self.stopping = False  # no new bot connections either

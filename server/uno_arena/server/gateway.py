@@ -26,6 +26,7 @@ from typing import Final, Protocol
 import grpc
 from google.protobuf.message import DecodeError
 
+from uno_arena.server.metrics import ServerMetrics
 from uno_arena.server.settings import ServerSettings
 from uno_arena.v1 import bot_pb2
 from uno_arena.v1 import game_pb2 as pb
@@ -289,9 +290,11 @@ class BotConnection:
 
 
 class Gateway:
-    """Connected bots by name, and their match slots."""
+    """Connected bots by name, and their match slots; `metrics` counts what happens to them (a new
+    `ServerMetrics` unless given)."""
 
-    def __init__(self) -> None:
+    def __init__(self, metrics: ServerMetrics | None = None) -> None:
+        self.metrics = metrics if metrics is not None else ServerMetrics()
         self._bots: dict[str, BotConnection] = {}
         self._active: dict[str, int] = {}  # matches in progress per bot name (survives reconnects)
         self._changed = asyncio.Condition()
@@ -305,6 +308,10 @@ class Gateway:
 
     def connections(self) -> list[BotConnection]:
         return list(self._bots.values())
+
+    def connected(self) -> int:
+        """How many bots are connected (read from the metrics' thread too: one atomic `len`)."""
+        return len(self._bots)
 
     def active_matches(self, name: str) -> int:
         return self._active.get(name, 0)
@@ -324,6 +331,8 @@ class Gateway:
 
     async def detach(self, connection: BotConnection, reason: str) -> None:
         connection.close(reason)
+        if connection.close_why == bot_pb2.CLOSE_REASON_OUTBOX_FULL:  # counted once, as its stream ends
+            self.metrics.outbox_cutoffs.inc()
         if self._bots.get(connection.name) is connection:
             del self._bots[connection.name]
         await self._notify()

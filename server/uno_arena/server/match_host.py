@@ -76,11 +76,11 @@ class Asked:
     """
 
     __slots__ = ("applied", "at", "connection", "deadline", "host", "legal", "match_id", "reported",
-                 "request_id", "seat")  # fmt: skip
+                 "request_id", "seat", "sent")  # fmt: skip
 
     def __init__(
         self, host: MatchHost, seat: int, legal: list[Action], at: tuple[int, int], request_id: str,
-        connection: BotConnection, deadline: float,
+        connection: BotConnection, sent: float, deadline: float,
     ) -> None:  # fmt: skip
         self.host = host
         self.match_id = host.spec.match_id
@@ -89,6 +89,7 @@ class Asked:
         self.at = at  # the decision's place: (action index, event index), for a later BotError
         self.request_id = request_id
         self.connection = connection
+        self.sent = sent  # the event loop's time, as the request was queued: its answer's round trip
         self.deadline = deadline  # the event loop's time
         self.applied: Action | None = None  # once the decision is settled
         self.reported = False  # a BotError was recorded for it
@@ -160,6 +161,10 @@ class MatchHost:
         self._stalled: asyncio.Future[Stalled] | None = None  # what the match's task waits for
         # the loop `run` runs in, kept: asyncio.get_running_loop() makes a getpid system call
         self._loop: asyncio.AbstractEventLoop | None = None
+        # what a decision counts (`metrics`): the children, kept, so a decision pays one call on each
+        self._metrics = metrics = self.gateway.metrics
+        self._decisions = metrics.decisions
+        self._round_trip = metrics.decision_seconds
 
     # --- the match loop ---------------------------------------------------
 
@@ -282,8 +287,9 @@ class MatchHost:
         request_id = f"{self.spec.match_id}#{seat}.{next(self._requests[seat])}"
         loop = self._loop
         assert loop is not None  # asked only while `run` runs
-        asked = Asked(self, seat, legal, self._position(), request_id, connection,
-                      loop.time() + self.spec.decision_timeout)  # fmt: skip
+        now = loop.time()
+        asked = Asked(self, seat, legal, self._position(), request_id, connection, now,
+                      now + self.spec.decision_timeout)  # fmt: skip
         self._asked[request_id] = asked
         if len(self._asked) > ASKED_KEPT:
             self._asked.popitem(last=False)
@@ -291,6 +297,7 @@ class MatchHost:
         connection.pending[request_id] = asked  # before sending: a send that fails loses it
         self._due = asked
         connection.send(request)
+        self._decisions.inc()
         if self._clock is None:
             self._clock = loop.call_at(asked.deadline, self._on_clock)
 
@@ -299,6 +306,9 @@ class MatchHost:
         if asked is self._due:
             self._due = None
             try:
+                loop = self._loop
+                if loop is not None:
+                    self._round_trip.observe(loop.time() - asked.sent)
                 self._settle(asked, self._checked(asked.seat, action_id, asked.legal))
             except Exception as error:
                 self._crash(error)
@@ -405,6 +415,7 @@ class MatchHost:
             event_index=at[1],
         )
         self.faults.append(fault)
+        self._metrics.fault(kind).inc()
         log.info("match %s seat %d (%s): %s: %s", self.spec.match_id, seat, self.spec.bots[seat],
                  pb.FaultKind.Name(kind), detail, extra=self._ids(seat))  # fmt: skip
         self._tell(seat, bot_pb2.ServerMessage(fault=fault))
@@ -545,6 +556,7 @@ class MatchHost:
         for spectator in self.spectators:
             spectator.end()
         self.done.set()
+        self._metrics.match_finished(code).inc()
         elapsed = time.monotonic() - self.started_at
         log.info(
             "match %s finished: %s bots=%s winners=%s totals=%s hands=%d faults=%d forfeited=%s %.1fs",

@@ -181,6 +181,7 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
     async def _refuse(self, context: _BotContext, why: bot_pb2.CloseReason, details: str) -> NoReturn:
         """End a stream before its Hello was accepted: the reason's status, and the reason beside it.
         A refusal for the client's fault counts against its address (`throttle`)."""
+        self.arena.metrics.hello_refused(why).inc()
         if why not in NOT_FAILURES:
             self.failures.failed(client_of(self.arena, context))
         await context.abort(REFUSALS[why], details, close_trailer(why))

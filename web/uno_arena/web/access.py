@@ -10,6 +10,9 @@ has them by default.
 
 Outermost WSGI middleware, so it also logs what is answered before Flask (a path outside the site's
 prefix, a refused X-Forwarded-Prefix). The path is the client's and is cut to `PATH_LOGGED` characters.
+
+It also counts each request in the web view's metrics (`web.metrics`: by route and status, with its
+duration), when it has them, whether or not INFO is logged.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from _typeshed import OptExcInfo
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
 
+    from uno_arena.web.metrics import WebMetrics
+
 log = logging.getLogger(__name__)
 
 PATH_LOGGED: Final = 512  # characters of a path in a line: the rest is "..." (a client chooses it)
@@ -33,13 +38,16 @@ ID_ARGUMENTS: Final = {"tournament_id": "tournament_id", "match_id": "match_id",
 
 
 class AccessLog:
-    """WSGI middleware: logs each request once its response is over (nothing while INFO is off)."""
+    """WSGI middleware: logs each request once its response is over (nothing while INFO is off), and
+    counts it in `metrics` (if given)."""
 
-    def __init__(self, app: WSGIApplication) -> None:
+    def __init__(self, app: WSGIApplication, metrics: WebMetrics | None = None) -> None:
         self.app = app
+        self.metrics = metrics
 
     def __call__(self, environ: WSGIEnvironment, start_response: StartResponse) -> Iterable[bytes]:
-        if not log.isEnabledFor(logging.INFO):
+        logged = log.isEnabledFor(logging.INFO)
+        if not logged and self.metrics is None:
             return self.app(environ, start_response)
         started = time.monotonic()
         path = environ.get("PATH_INFO", "") or "/"  # before the app moves a prefix to SCRIPT_NAME
@@ -62,8 +70,13 @@ class AccessLog:
             return start_response(status, headers, exc_info)
 
         def ended() -> None:
+            seconds = time.monotonic() - started
+            if self.metrics is not None:
+                self.metrics.request_ended(line.get("route"), line.get("status", "-"), seconds)
+            if not logged:
+                return
             line["client"] = environ.get("REMOTE_ADDR")  # by now a trusted proxy's client (ProxyFix)
-            line["duration_ms"] = round((time.monotonic() - started) * 1000, 1)
+            line["duration_ms"] = round(seconds * 1000, 1)
             log.info("%s %s %s (%.0f ms)", line["method"], line["path"], line.get("status", "-"),
                      line["duration_ms"], extra=line)  # fmt: skip
 

@@ -2,7 +2,8 @@
 
 A Flask app over the same Redis the workers write. Its pages live in blueprints, one noun each:
 `pages` (the tournaments and the JSON API of the standings), `viewer` (a match: replay and live view),
-`live` (a running match's public events as they happen); `create_app` wires them to one `WebContext`.
+`live` (a running match's public events as they happen), `health` (`/healthz`) and `metrics` (`/metrics`,
+Prometheus'); `create_app` wires them to one `WebContext`.
 `uno-arena web --listen HOST:PORT` serves it on waitress (`WebServer`): a bounded pool of threads runs
 the app, and connections are read by one event loop, so clients that send slowly, or never finish
 their headers, hold a connection (up to `connection_limit`, closed after `channel_timeout_s`) but
@@ -28,7 +29,8 @@ one and have every link of its page point elsewhere. The same setting believes t
 proxy adds to `X-Forwarded-For` (its last entry), which the live streams' per-client limit counts by.
 
 Every request is logged once its response is over (`access`: logger `uno_arena.web.access`, INFO), with
-its route, status and the ids its path names, as fields for `--log-format json`.
+its route, status and the ids its path names, as fields for `--log-format json`, and counted in the
+metrics by route and status.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ from werkzeug.utils import redirect as plain_redirect
 from werkzeug.wrappers import Response as BaseResponse
 
 from uno_arena.records.replay import MAX_REPLAY_BYTES
-from uno_arena.web import live, names, replay_index, viewer
+from uno_arena.web import health, live, names, replay_index, viewer
 from uno_arena.web.access import AccessLog
 from uno_arena.web.context import WebContext
 from uno_arena.web.limits import ServerLimits
@@ -58,6 +60,8 @@ from uno_arena.web.limits import ServerLimits
 if TYPE_CHECKING:  # annotations only: the replay files alone are served without a Redis client
     import redis
     from _typeshed.wsgi import StartResponse, WSGIApplication, WSGIEnvironment
+
+    from uno_arena.web.metrics import WebMetrics
 
 REDIS_TIMEOUT_S = 5  # a Redis that does not answer within it makes a 503 page, not a request that hangs
 log = logging.getLogger(__name__)
@@ -154,19 +158,24 @@ def create_app(client: redis.Redis | None, prefix: str, refresh: int = 5, replay
     app.jinja_env.globals["replays_only"] = client is None  # the pages link to nothing Redis serves
     app.jinja_env.globals["home_endpoint"] = "replay_index.index" if client is None else "pages.overview"
     app.add_template_filter(names.label, "label")  # a protocol value's plain name in the viewer's words
+    metrics: WebMetrics | None = None
+    app.register_blueprint(health.blueprint)  # /healthz
     if client is None:
         app.register_blueprint(replay_index.blueprint)
         app.register_blueprint(viewer.blueprint)
     else:
+        from uno_arena.web import metrics as web_metrics  # /metrics: prometheus-client, of the platform
         from uno_arena.web import pages  # the tournaments' pages: Redis, RQ's records, OpenSkill
 
         for blueprint in (pages.blueprint, viewer.blueprint, live.blueprint):
             app.register_blueprint(blueprint)
+        metrics = web_metrics.install(app)
         _answer_redis_errors(app, where, refresh)
     app.wsgi_app = UnderPrefix(app.wsgi_app, url_path)  # type: ignore[method-assign]
     if trust_proxy:  # outermost: its SCRIPT_NAME goes in front of the prefix; its client address counts
         app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_prefix=1)  # type: ignore[method-assign]
-    app.wsgi_app = AccessLog(app.wsgi_app)  # type: ignore[method-assign]  # a line per request, outermost
+    # a line per request and its count in the metrics, outermost
+    app.wsgi_app = AccessLog(app.wsgi_app, metrics)  # type: ignore[method-assign]
 
     @app.get("/favicon.ico")
     def favicon() -> BaseResponse:

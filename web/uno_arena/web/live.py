@@ -74,6 +74,11 @@ class LiveLimits:
             self.by_client[client] += 1
             return None
 
+    def open_streams(self) -> int:
+        """How many streams are open now (the web view's metrics read it)."""
+        with self.lock:
+            return sum(self.by_client.values())
+
     def give_back(self, client: str) -> None:
         with self.lock:
             self.by_client[client] -= 1
@@ -96,6 +101,12 @@ def limit_streams(app: Flask, threads: int, per_client: int | None = None) -> No
     if per_client is not None:
         limits = replace(limits, per_client=per_client)
     app.extensions[EXTENSION] = limits
+
+
+def open_streams(app: Flask) -> int:
+    """The live streams `app` has open now (0 before any was asked for)."""
+    limits = app.extensions.get(EXTENSION)
+    return limits.open_streams() if isinstance(limits, LiveLimits) else 0
 
 
 def _limits() -> LiveLimits:

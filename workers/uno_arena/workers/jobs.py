@@ -60,6 +60,7 @@ from uno_arena.v1 import channels, codec, control_pb2, control_pb2_grpc
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.v1.channels import ClientTLS, TLSError
 from uno_arena.workers.live import Follower
+from uno_arena.workers.metrics import job_report
 from uno_arena.workers.settings import WorkerSettings
 
 log = logging.getLogger(__name__)
@@ -68,6 +69,7 @@ T = TypeVar("T")
 # The leaderboard's job that takes a tournament's new results into its tables, by its RQ name: RQ
 # imports it in the worker that runs it (an organiser's install has it; tests/test_layers.py checks the name).
 REFRESH_JOB = "uno_arena.leaderboard.jobs.refresh"
+MATCH_JOB = "uno_arena.workers.jobs.play_match"  # `play_match`'s RQ name: its jobs' `func_name`
 FIRST_SERVER_PAUSE_S = 0.5
 LONGEST_SERVER_PAUSE_S = 5.0
 END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the result is recorded by then
@@ -109,8 +111,14 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
     keys = Keys(prefix, tournament_id)
     ids = keys.log_ids(index)  # the fields of each line about the match (`--log-format json`)
 
+    report = job_report()  # what the worker's metrics count of this job
+
+    def waited_for_redis(seconds: float) -> None:
+        report.redis_wait_s += seconds
+
     def waiting(action: Callable[[], T], what: str) -> T:
-        return patiently(action, f"{tournament_id} match {index}: {what}", settings.redis_wait_s, ids)
+        return patiently(action, f"{tournament_id} match {index}: {what}", settings.redis_wait_s, ids,
+                         waited_for_redis)  # fmt: skip
 
     if waiting(lambda: is_recorded(client, keys, index), "reading its record"):
         return "already recorded"
@@ -152,6 +160,7 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
                 log.warning("%s match %d: the tournament was deleted while it played; not recorded",
                             tournament_id, index, extra=ids)  # fmt: skip
                 return "tournament gone"
+            report.played = new
             follower.close()  # after recording: following never delays the record
             _end_feed(feed, recorded=True)
         finally:
@@ -301,6 +310,7 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
             log.warning("%s: %s; waiting up to %.0f s for the match server at %s", request.match_id, gone,
                         left, spec.server, extra=keys.log_ids(index))  # fmt: skip
             _await_server(spec.server, settings.tls, min(pause, left), left)
+            job_report().server_wait_s += time.monotonic() - now
             pause = min(pause * 2, LONGEST_SERVER_PAUSE_S)
 
 

@@ -18,14 +18,22 @@ is the same as `uno-arena worker`.
 Three of RQ's methods are overridden, the constructor, `work` and
 `handle_exception`, each for what RQ's public API (constructor options, job
 callbacks, `Retry`, exception handlers) does not give; the docstring of each
-says which guarantee needs it. Everything else is RQ's (rq>=3.0.0,<3.1:
+says which guarantee needs it. Three more count the worker's metrics
+(`execute_job`, `perform_job`, `handle_job_failure`: `workers.metrics` says
+why the counting needs them). Everything else is RQ's (rq>=3.0.0,<3.1:
 pyproject.toml says why it is bounded).
+
+The worker heartbeats in Redis (RQ's, in its hash `rq:worker:NAME`) at least
+every `WORKER_TTL_S - 15` seconds while idle and every 30 s while a job runs,
+and RQ lets the hash expire when they stop: that is what `uno-arena worker
+health` reads (`workers.health`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -33,12 +41,15 @@ from typing import Any
 import redis
 from rq.defaults import DEFAULT_LOGGING_DATE_FORMAT, DEFAULT_LOGGING_FORMAT
 from rq.exceptions import StopRequested
+from rq.executions import Execution
 from rq.job import Job
 from rq.queue import Queue
+from rq.registry import StartedJobRegistry
 from rq.worker import DequeueStrategy, Worker
 
 from uno_arena.records.outage import patient_client, prompt_client
-from uno_arena.workers.jobs import MatchFailed
+from uno_arena.workers import metrics
+from uno_arena.workers.jobs import MATCH_JOB, REFRESH_JOB, MatchFailed
 from uno_arena.workers.queue import prefix_of
 from uno_arena.workers.reaper import Reaper, release_due_retries
 from uno_arena.workers.settings import WorkerSettings
@@ -46,6 +57,12 @@ from uno_arena.workers.settings import WorkerSettings
 log = logging.getLogger(__name__)
 
 LONGEST_RESTART_PAUSE_S = 30.0
+# RQ's worker_ttl for `uno-arena worker` (RQ's default: 420): an idle worker heartbeats every 45 s (its
+# wait for a job is worker_ttl - 15 s) and its hash in Redis lives worker_ttl + 60 s past a heartbeat (a
+# busy one's: 90 s, heartbeats every 30 s), so a worker that died is gone from Redis within two minutes,
+# not eight (`uno-arena worker health`, and the reaper's judging of a started job's worker)
+WORKER_TTL_S = 60
+JOB_KINDS = {MATCH_JOB: "match", REFRESH_JOB: "leaderboard"}  # a job's function -> its duration's label
 
 
 class ArenaWorker(Worker):
@@ -64,7 +81,10 @@ class ArenaWorker(Worker):
             connection = next(q.connection for q in given if isinstance(q, Queue))
         names = [q.name if isinstance(q, Queue) else q for q in given]
         waiting = patient_client(connection, f"worker {name}" if name else "worker")
+        kwargs.setdefault("worker_ttl", WORKER_TTL_S)
         super().__init__(names, name, connection=waiting, **kwargs)
+        self.metrics = metrics.WorkerMetrics()  # `uno-arena worker --metrics` serves its registry
+        self._report_fd: int | None = None  # the write end of the running job's report pipe
 
     def work(
         self,
@@ -129,6 +149,56 @@ class ArenaWorker(Worker):
             reapers.append(reaper)
         return reapers
 
+    def execute_job(self, job: Job, queue: Queue) -> None:
+        """(In the worker process.) RQ's: fork a work horse for the job and wait for it to exit; timed,
+        and the horse's report read from a pipe it inherits (`workers.metrics`).
+
+        Why an override: the job's duration and its report can only be counted in the worker process,
+        which outlives the horse, and only around the fork; RQ has no hook there."""
+        kind = JOB_KINDS.get(_func_name(job), "other")
+        reader, writer = os.pipe()
+        self._report_fd = writer  # the horse, a fork, writes its report to it
+        started = time.monotonic()
+        try:
+            super().execute_job(job, queue)
+        finally:
+            self._report_fd = None
+            os.close(writer)  # the horse has exited: with this closed, the pipe holds all it will
+            self.metrics.job_ended(kind, time.monotonic() - started, metrics.read_report(reader))
+
+    def perform_job(self, job: Job, queue: Queue, execution: Execution) -> bool:
+        """(In the work horse.) RQ's: run the job and file how it ended; then hand the job's report to
+        the worker process.
+
+        Why an override: RQ's horse runs this and exits (`os._exit`), so after it is the horse's last
+        chance to report, and a fresh report must be started before the job runs."""
+        metrics.new_report()
+        try:
+            return bool(super().perform_job(job, queue, execution))
+        finally:
+            if self._report_fd is not None:
+                metrics.send_report(self._report_fd)
+
+    def handle_job_failure(self, job: Job, queue: Queue,
+                           started_job_registry: StartedJobRegistry | None = None, exc_string: str = "",
+                           execution: Execution | None = None) -> None:  # fmt: skip
+        """(In the work horse, or in the worker process for a horse that died.) RQ's: retry the failed
+        job if it has tries left, else fail it; a match's failed attempt is counted, as retried or failed.
+
+        Why an override: only here is it known whether RQ retries the job (RQ decides it from the job's
+        tries left, and changes them as it does), and a horse that died is handled here, in the worker
+        process, with no report of its own."""
+        retried = bool(job.should_retry) and self._stopped_job_id != job.id  # RQ's own test, before it acts
+        super().handle_job_failure(job, queue, started_job_registry=started_job_registry,
+                                   exc_string=exc_string, execution=execution)  # fmt: skip
+        if _func_name(job) != MATCH_JOB:
+            return
+        outcome = metrics.RETRIED if retried else metrics.FAILED
+        if self.is_horse:
+            metrics.job_report().outcome = outcome  # the worker process counts it from the report
+        else:
+            self.metrics.attempt_failed(outcome)
+
     def handle_exception(self, job: Job, *exc_info: Any) -> None:
         """(In the work horse.) A match that could not be played for a known reason (`MatchFailed`: a bot
         not connected, a refusal by the server) is one warning line with its match id and reason; RQ
@@ -148,6 +218,14 @@ class ArenaWorker(Worker):
                          error.reason, extra=ids)  # fmt: skip
         with _errors_unlogged(self.log):  # RQ's traceback of it; the line above says it all
             super().handle_exception(job, *exc_info)
+
+
+def _func_name(job: Job) -> str:
+    """The job's function by its dotted name ("" if its data cannot be read)."""
+    try:
+        return str(job.func_name)
+    except Exception:  # a job whose payload does not load: RQ fails it, the metrics call it "other"
+        return ""
 
 
 @contextlib.contextmanager
