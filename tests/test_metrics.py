@@ -169,7 +169,7 @@ def test_a_tournament_moves_each_metric_by_what_the_records_say(
             spec = spec_from_dict({
                 "name": "metered", "bots": ["faulty", "greedy", "rand", "ghost"], "target": 60, "seed": 3,
                 "server": server.address, "retries": {"attempts": 2, "backoff_s": [0]},
-                "deadlines": {"decision_ms": 200, "max_strikes": 1000, "wait_for_bots_ms": 300},
+                "deadlines": {"decision_ms": 500, "max_strikes": 1000, "wait_for_bots_ms": 300},
             })  # fmt: skip
             tournament_id = lifecycle.create_checked(client, prefix, spec)
             assert lifecycle.start(client, prefix, tournament_id) == 6
@@ -225,7 +225,8 @@ def test_a_tournament_moves_each_metric_by_what_the_records_say(
         decisions = sum(asked_decisions(match.finished) for match in loaded if match is not None)
         recorded = {kind.name: sum(getattr(seat, kind.name) for r in records for seat in r.faults)
                     for kind in fields(Faults)}  # fmt: skip
-        assert recorded["timeout"] == 3 and recorded["illegal"] == recorded["invalid"] == 2, recorded
+        # the faulty bot's 3 silences time out; on a loaded machine an answer of another bot may too
+        assert recorded["timeout"] >= 3 and recorded["illegal"] == recorded["invalid"] == 2, recorded
         assert server_moved("uno_arena_server_matches_finished_total", end="target_reached") == len(records)
         assert server_moved("uno_arena_server_decisions_total") == decisions
         for kind, count in recorded.items():
