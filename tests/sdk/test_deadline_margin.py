@@ -1,20 +1,19 @@
 """A bot behind a slow link gets its safe default in on time: the margin follows the measured round trip.
 
 A real match server, a real SDK client, and between them an in-process TCP proxy on loopback that
-holds every chunk for a fixed time each way (it serves only this test and stops with it).
+holds every chunk for a fixed time each way (tests/linkproxy.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import threading
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from tests.conftest import RunningServer
+from tests.linkproxy import LinkProxy
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import control
 from tests.test_bot_stop import finished_of
@@ -30,70 +29,9 @@ ONE_WAY = 0.25
 DEADLINE_MS = 1000
 
 
-class DelayingProxy:
-    """127.0.0.1:PORT -> `target`, each chunk forwarded `delay` seconds after it was read, in order."""
-
-    def __init__(self, target_port: int, delay: float) -> None:
-        self.target_port, self.delay = target_port, delay
-        self.loop = asyncio.new_event_loop()
-        self._server: asyncio.Server | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        started = threading.Event()
-        self.thread = threading.Thread(target=self._run, args=(started,), name="delaying-proxy", daemon=True)
-        self.thread.start()
-        assert started.wait(10), "the proxy did not start"
-        assert self._server is not None
-        self.port: int = self._server.sockets[0].getsockname()[1]
-
-    def _run(self, started: threading.Event) -> None:
-        asyncio.set_event_loop(self.loop)
-        self._server = self.loop.run_until_complete(asyncio.start_server(self._accept, "127.0.0.1", 0))
-        started.set()
-        self.loop.run_forever()
-        for task in self._tasks:
-            task.cancel()
-        self._server.close()
-        self.loop.run_until_complete(asyncio.gather(*self._tasks, return_exceptions=True))
-        self.loop.close()
-
-    async def _accept(self, client_in: asyncio.StreamReader, client_out: asyncio.StreamWriter) -> None:
-        server_in, server_out = await asyncio.open_connection("127.0.0.1", self.target_port)
-        for reader, writer in ((client_in, server_out), (server_in, client_out)):
-            task = asyncio.create_task(self._pipe(reader, writer))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        held: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue()
-        sender = asyncio.create_task(self._send(held, writer))
-        try:
-            while chunk := await reader.read(65536):
-                held.put_nowait((time.monotonic() + self.delay, chunk))
-            held.put_nowait((time.monotonic() + self.delay, b""))  # the end, after what came before
-            await sender
-        finally:
-            sender.cancel()
-            writer.close()
-
-    async def _send(self, held: asyncio.Queue[tuple[float, bytes]], writer: asyncio.StreamWriter) -> None:
-        while True:
-            due, chunk = await held.get()
-            await asyncio.sleep(max(due - time.monotonic(), 0))  # the link's delay itself
-            if not chunk:
-                with contextlib.suppress(OSError):
-                    writer.write_eof()
-                return
-            writer.write(chunk)
-            await writer.drain()
-
-    def close(self) -> None:
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
-
-
 @pytest.fixture
-def slow_link(match_server: RunningServer) -> Iterator[DelayingProxy]:
-    proxy = DelayingProxy(match_server.port, ONE_WAY)
+def slow_link(match_server: RunningServer) -> Iterator[LinkProxy]:
+    proxy = LinkProxy(match_server.port, delay=ONE_WAY)
     yield proxy
     proxy.close()
 
@@ -116,7 +54,7 @@ class Thinker(GreedyBot):
 
 @pytest.mark.parametrize("probing", [True, False], ids=["measured-margin", "fixed-margin"])
 def test_a_slow_bot_on_a_slow_link_answers_its_safe_default_in_time(
-    match_server: RunningServer, slow_link: DelayingProxy, probing: bool
+    match_server: RunningServer, slow_link: LinkProxy, probing: bool
 ) -> None:
     """Measured: every default arrives in time, no TIMEOUT. Fixed 0.15 s (probing off, the old
     behaviour): each default leaves 0.85 s after its request arrived and reaches the server at about

@@ -27,7 +27,11 @@ def eager(rng: random.Random) -> Policy:
 
 
 class TestBot:
-    """Connects, answers decision requests with `policy` (None = stay silent), records everything."""
+    """Connects, answers decision requests with `policy` (None = stay silent), records everything.
+
+    A bot that stays silent sends nothing at all, so each of its timeouts waits for the server's keepalive
+    to vouch for its link (docs/protocol.md, "Keepalive and the decision clock"); with `says_alive` it
+    sends a `Ping` instead of the answer: a live bot letting the decision time out at its deadline."""
 
     __test__ = False  # not a test class
 
@@ -39,9 +43,12 @@ class TestBot:
         policy: Policy | None = None,
         max_matches: int = 1,
         ask_single: bool = False,
+        says_alive: bool = False,
     ) -> None:
         self.name = name
         self.policy = policy or eager(random.Random(name))
+        self.says_alive = says_alive
+        self.pings = 0
         self.channel = grpc.insecure_channel(address)
         self.outgoing: queue.Queue[bot_pb2.BotMessage | None] = queue.Queue()
         self.received: list[bot_pb2.ServerMessage] = []
@@ -66,6 +73,8 @@ class TestBot:
                     action_id = self.policy(message.decision_request)
                     if action_id is not None:
                         self.answer(message.decision_request.request_id, action_id)
+                    elif self.says_alive:
+                        self.ping()
         except grpc.RpcError as error:
             self.error = error
         finally:
@@ -78,6 +87,10 @@ class TestBot:
 
     def send(self, message: bot_pb2.BotMessage) -> None:
         self.outgoing.put(message)
+
+    def ping(self) -> None:
+        self.pings += 1
+        self.send(bot_pb2.BotMessage(ping=bot_pb2.Ping(nonce=self.pings)))
 
     def wait_for(self, predicate: Callable[[], bool], timeout: float = 30) -> None:
         with self._changed:

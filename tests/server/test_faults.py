@@ -38,11 +38,13 @@ def once_then_eager(misbehave: Policy, at: int = 3) -> Policy:
 
 
 def match_with(
-    server: RunningServer, policy: Policy, match_id: str, box: list[TestBot] | None = None, **request: object
-) -> control_pb2.FinishedMatch:
-    """A short match of a well-behaved bot (seat 0) against `policy` (seat 1, put in `box` if given)."""
+    server: RunningServer, policy: Policy, match_id: str, box: list[TestBot] | None = None,
+    says_alive: bool = False, **request: object,
+) -> control_pb2.FinishedMatch:  # fmt: skip
+    """A short match of a well-behaved bot (seat 0) against `policy` (seat 1, put in `box` if given;
+    `says_alive`: see `TestBot`)."""
     good = TestBot(server.address, "good", server.register("good"))
-    bad = TestBot(server.address, "bad", server.register("bad"), policy=policy)
+    bad = TestBot(server.address, "bad", server.register("bad"), policy=policy, says_alive=says_alive)
     if box is not None:
         box.append(bad)
     for bot in (good, bad):
@@ -126,7 +128,7 @@ def test_an_unknown_request_id_is_invalid(match_server: RunningServer) -> None:
 
 
 def test_strikes_make_a_seat_forfeit(match_server: RunningServer) -> None:
-    finished = match_with(match_server, lambda r: None, "silent", max_strikes=3)
+    finished = match_with(match_server, lambda r: None, "silent", says_alive=True, max_strikes=3)
     assert finished.result.reason == pb.MATCH_END_FORFEIT
     assert list(finished.result.forfeited) == [1]
     assert list(finished.result.winners) == [0]
@@ -282,7 +284,8 @@ def test_a_disconnected_bot_that_comes_back_in_time_plays_on(match_server: Runni
 
 def test_faults_in_one_match_leave_the_others_alone(match_server: RunningServer) -> None:
     bots = {name: TestBot(match_server.address, name, match_server.register(name)) for name in ("a", "b")}
-    bots["mute"] = TestBot(match_server.address, "mute", match_server.register("mute"), policy=lambda r: None)
+    bots["mute"] = TestBot(match_server.address, "mute", match_server.register("mute"), policy=lambda r: None,
+                           says_alive=True)  # fmt: skip
     bots["c"] = TestBot(match_server.address, "c", match_server.register("c"))
     for bot in bots.values():
         bot.wait_for(bot.welcomed)
@@ -369,9 +372,8 @@ def test_a_missed_house_rule_decision_gets_the_safe_default(match_server: Runnin
         return fallback(request)
 
     names = ["quiet", "loud1", "loud2"]
-    bots = [
-        TestBot(match_server.address, "quiet", match_server.register("quiet"), policy=mute_twice_per_phase)
-    ]
+    token = match_server.register("quiet")
+    bots = [TestBot(match_server.address, "quiet", token, policy=mute_twice_per_phase, says_alive=True)]
     bots += [TestBot(match_server.address, n, match_server.register(n)) for n in names[1:]]
     for bot in bots:
         bot.wait_for(bot.welcomed)

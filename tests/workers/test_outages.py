@@ -1,19 +1,24 @@
-"""Workers against the faults of issue 14: Redis crashing under a busy worker, the worker that ran a retry
-killed, a match id the server knows as another match. Real Redis, real worker processes, a real server."""
+"""Workers against the faults of issues 14 and 30: Redis crashing under a busy worker, Redis refusing writes
+(out of memory, too few replicas), the worker that ran a retry killed, a match id the server knows as another
+match. Real Redis, real worker processes, a real server."""
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
 import pytest
 import redis
 from click.testing import CliRunner
+from rq import Queue
+from rq.job import Job, JobStatus
 from rq.registry import ScheduledJobRegistry
 from rq.worker import Worker
 
@@ -24,6 +29,7 @@ from tests.workers.harness import REDIS_URL, RedisServer, ServerProcess, WorkerP
 from uno_arena.cli.main import cli
 from uno_arena.records import identity
 from uno_arena.records.match import load_match
+from uno_arena.records.outage import patient_client
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, errors, load, states, text
 from uno_arena.sdk import Action, Bot, Observation
@@ -132,6 +138,165 @@ def test_a_busy_worker_outlives_a_redis_crash_and_records_the_match_once(
     finally:
         client.close()
         crashing.stop()
+
+
+# How a test's own Redis is made to refuse writes, and made to take them again (issue 30).
+REFUSALS = {
+    # full: a memory limit below what it holds, nothing evicted ("OOM command not allowed ...")
+    "out of memory": ({"maxmemory-policy": "noeviction", "maxmemory": "{full}"}, {"maxmemory": "0"}),
+    # no replica answers, and writes need one ("NOREPLICAS Not enough good replicas to write.")
+    "no replicas": ({"min-replicas-to-write": "1"}, {"min-replicas-to-write": "0"}),
+}
+REFUSED_FOR_S = 3.0  # the fault's least length, by the test's clock: writes refused at least this long
+
+
+def refuse_writes(client: redis.Redis, how: str) -> None:
+    used = int(client.info("memory")["used_memory"])
+    for name, value in REFUSALS[how][0].items():  # 1 MB, as in issue 30, or less if it holds less
+        client.config_set(name, value.format(full=min(1 << 20, used // 2)))
+    with pytest.raises(redis.ResponseError) as refused:
+        client.set("refusal-probe", "x")
+    error = refused.value
+    assert isinstance(error, redis.exceptions.OutOfMemoryError) or str(error).startswith("NOREPLICAS"), error
+
+
+def take_writes(client: redis.Redis, how: str) -> None:
+    for name, value in REFUSALS[how][1].items():
+        client.config_set(name, value)
+    client.delete("refusal-probe")
+
+
+@pytest.mark.parametrize("how", list(REFUSALS))
+def test_workers_ride_out_a_redis_refusing_writes_and_record_every_match_once(
+    how: str, match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot],
+    tmp_path: Path,
+) -> None:  # fmt: skip
+    connect(
+        match_server, bots, {"slow1": SlowGreedyBot(), "slow2": SlowGreedyBot(), "slow3": SlowGreedyBot()}
+    )
+    refusing = RedisServer(tmp_path / "redis").start()
+    client, prefix = refusing.client(), "refusing"
+    try:
+        for name in ("slow1", "slow2", "slow3"):
+            identity.register_bot(client, prefix, name)
+        spec = spec_from_dict({"name": "refused", "bots": ["slow1", "slow2", "slow3"], "target": 100,
+                               "server": match_server.address, "retries": {"attempts": 1}})  # fmt: skip
+        tournament_id = lifecycle.create_checked(client, prefix, spec)
+        lifecycle.start(client, prefix, tournament_id)
+        for n in range(2):
+            log = tmp_path / f"worker{n}.log"
+            workers.append(WorkerProcess(prefix, match_server.control_token, log, redis_url=refusing.url))
+            workers[-1].start()
+        seen: list[str] = []
+
+        def started() -> bool:
+            match = playing(match_server, tournament_id)
+            seen.extend([match] if match else [])
+            return bool(seen)
+
+        wait_until(started, 60, "a match to start on the server")
+        match_id = seen[0]
+
+        refuse_writes(client, how)  # under the busy workers; the match plays on, on the server
+        refused_at = time.monotonic()
+        wait_until(lambda: match_id in match_server.arena.finished, 60, "the match to end on the server")
+        tried = "recording the result: Redis refuses writes"  # the job's log line as it waits
+        wait_until(lambda: any(tried in w.output() or not w.alive for w in workers), 30,
+                   "the job to try to record")  # fmt: skip
+
+        def refused_long_enough() -> bool:  # or a worker died of it (on issue 30's main, at once)
+            return time.monotonic() - refused_at >= REFUSED_FOR_S or not all(w.alive for w in workers)
+
+        wait_until(refused_long_enough, REFUSED_FOR_S + 1, f"writes refused for {REFUSED_FOR_S:g} s")
+        take_writes(client, how)
+
+        assert all(w.alive for w in workers), "\n".join(w.output() for w in workers)
+        wait_until(lambda: finished(client, prefix, tournament_id), 120, "the tournament to finish")
+        recorded = recorded_ids(client, prefix, tournament_id)
+        assert sorted(recorded) == sorted(Keys(prefix, tournament_id).match_id(i) for i in range(3))
+        assert set(states(client, prefix, tournament_id).values()) == {MatchState.DONE}
+        assert errors(client, prefix, tournament_id) == {}
+        for worker in workers:
+            assert worker.alive and "quitting" not in worker.output(), worker.output()
+    finally:
+        client.close()
+        refusing.stop()
+
+
+@pytest.mark.parametrize("how", list(REFUSALS))
+def test_the_workers_client_waits_out_refused_writes_and_applies_each_once(
+    how: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """What RQ does through the worker's client (`patient_client`) while Redis refuses writes: a command,
+    a Lua script, RQ queueing a job (a transaction), RQ filing a job's status (issue 30: `job.retry` ->
+    `set_status` raised and the worker quit), and a transaction on WATCHed keys, which RQ starts over on
+    `WatchError`: each waits, and is applied once when Redis takes writes again."""
+    refusing = RedisServer(tmp_path / "redis").start()
+    client = refusing.client()
+    try:
+        filed = Job.create(print, connection=client, id="filed")
+        filed.save()
+        starts: list[int] = []
+
+        def watched(patient: redis.Redis) -> None:  # as RQ's `handle_job_success` does
+            while True:
+                starts.append(1)
+                with patient.pipeline() as pipe:
+                    try:
+                        pipe.watch("watched")
+                        value = int(pipe.get("watched") or 0)
+                        pipe.multi()
+                        pipe.set("watched", value + 1)
+                        pipe.execute()
+                        return
+                    except redis.WatchError:
+                        continue
+
+        operations: dict[str, Callable[[redis.Redis], object]] = {
+            "command": lambda patient: patient.incr("counted"),
+            "script": lambda patient: patient.eval("return redis.call('INCR', KEYS[1])", 1, "scripted"),
+            "queueing": lambda patient: Queue("refused", connection=patient).enqueue(print, job_id="queued"),
+            "filing": lambda patient: Job.fetch("filed", connection=patient).set_status(JobStatus.FAILED),
+            "watched": watched,
+        }
+        refuse_writes(client, how)
+        refused_at = time.monotonic()
+        caplog.set_level(logging.WARNING, logger="uno_arena.records.outage")
+        done: dict[str, object] = {}
+        threads = []
+        for name, operation in operations.items():
+            patient = patient_client(client, f"op {name}")
+
+            def run(operation: Callable[[redis.Redis], object] = operation, name: str = name,
+                    patient: redis.Redis = patient) -> None:  # fmt: skip
+                try:
+                    done[name] = operation(patient)
+                except BaseException as error:  # surfaced below
+                    done[name] = error
+
+            threads.append(threading.Thread(target=run, name=f"op {name}", daemon=True))
+            threads[-1].start()
+
+        def waiting(name: str) -> bool:
+            return any(r.getMessage().startswith(f"op {name}: Redis refuses writes") for r in caplog.records)
+
+        wait_until(lambda: all(waiting(name) for name in operations), 30, "every operation to wait")
+        wait_until(lambda: time.monotonic() - refused_at >= REFUSED_FOR_S, REFUSED_FOR_S + 1,
+                   f"writes refused for {REFUSED_FOR_S:g} s")  # fmt: skip
+        assert done == {}, done  # nothing went through, nothing raised
+        take_writes(client, how)
+        for thread in threads:
+            thread.join(30)
+        assert not any(isinstance(result, BaseException) for result in done.values()), done
+        assert set(done) == set(operations)
+        assert client.get("counted") == b"1" and client.get("scripted") == b"1"
+        assert client.get("watched") == b"1"
+        assert 2 <= len(starts) <= 12, f"the WATCHed transaction started {len(starts)} times"  # paced
+        assert Queue("refused", connection=client).job_ids == ["queued"]
+        assert Job.fetch("filed", connection=client).get_status() == JobStatus.FAILED
+    finally:
+        client.close()
+        refusing.stop()
 
 
 def test_a_retry_is_picked_up_within_seconds_when_the_worker_that_ran_it_is_killed(

@@ -54,7 +54,7 @@ def worker(context: click.Context, redis_url: str, key_prefix: str, control_toke
 
     Each worker also moves retries whose backoff is over to the queue and
     requeues the matches of workers that died (its reaper), so none depends
-    on another; it waits out Redis and match server restarts.
+    on another; it waits out Redis and match server restarts, and a Redis refusing writes.
 
     Equivalent: `rq worker -w uno_arena.workers.worker.ArenaWorker -u URL PREFIX.matches` with
     UNO_ARENA_CONTROL_TOKEN set. Plain `rq worker --with-scheduler` plays matches too, but has no

@@ -40,9 +40,15 @@ log = logging.getLogger(__name__)
 _Call: TypeAlias = grpc.aio.StreamStreamCall[bot_pb2.BotMessage, bytes]
 _CONNECT: Final = f"/{bot_pb2.DESCRIPTOR.services_by_name['BotService'].full_name}/Connect"
 
+# The client's own keepalive: a ping every 5 s, and a connection whose ping is not answered within 5 s
+# is dropped, and the client reconnects. `grpc.http2.ping_timeout_ms` is what drops it in the gRPC
+# releases we use (`grpc.keepalive_timeout_ms` alone does not: a dead link went unnoticed for a minute,
+# gRPC's default for it; uno_arena.server.app.grpc_options says more). The server's pings, every 2 s,
+# need no permission from a client.
 KEEPALIVE = [
     ("grpc.keepalive_time_ms", 5000),
     ("grpc.keepalive_timeout_ms", 5000),
+    ("grpc.http2.ping_timeout_ms", 5000),
     ("grpc.keepalive_permit_without_calls", 1),
     ("grpc.http2.max_pings_without_data", 0),
 ]

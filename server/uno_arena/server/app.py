@@ -39,13 +39,21 @@ GC_THRESHOLDS = (20_000, 10, 10)
 
 def grpc_options(settings: ServerSettings) -> list[tuple[str, int]]:
     """Message limits, HTTP/2 keepalive pings so a dead bot is noticed within seconds, and no
-    SO_REUSEPORT: a second server on a taken address would otherwise share it and take half the calls."""
+    SO_REUSEPORT: a second server on a taken address would otherwise share it and take half the calls.
+
+    The keepalive: a ping to every bot every `keepalive_ms`, and a transport whose ping is not answered
+    within `keepalive_ms` is closed. `grpc.keepalive_timeout_ms` alone does not close it in the gRPC
+    releases we use: a bot behind a link that held every byte stayed connected for minutes (issue 30),
+    until `grpc.http2.ping_timeout_ms`, gRPC's timeout for any ping (default 1 min), ran out. So that
+    one is set too (it covers gRPC's own flow-control pings as well: a link whose round trip exceeds
+    it is as good as dead). tests/server/test_keepalive.py holds the bound."""
     return [
         ("grpc.so_reuseport", 0),
         ("grpc.max_receive_message_length", settings.max_message_bytes),
         ("grpc.max_send_message_length", settings.max_message_bytes),
         ("grpc.keepalive_time_ms", settings.keepalive_ms),
         ("grpc.keepalive_timeout_ms", settings.keepalive_ms),
+        ("grpc.http2.ping_timeout_ms", settings.keepalive_ms),
         ("grpc.keepalive_permit_without_calls", 1),
         ("grpc.http2.max_pings_without_data", 0),
         ("grpc.http2.min_ping_interval_without_data_ms", 1000),

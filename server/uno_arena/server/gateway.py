@@ -75,12 +75,16 @@ class PendingDecision(Protocol):
     """
 
     match_id: str
+    held: bool  # past its deadline, with nothing heard from the bot since it was asked (`heard_from`)
 
     def answered(self, action_id: int) -> None:
         """The bot answered with `action_id` (`UNKNOWN_REQUEST`: with an id of no pending request)."""
 
     def lost(self, reason: str) -> None:
         """The connection ended first, for `reason`."""
+
+    def heard_from(self) -> None:
+        """(Held only.) The bot sent something: its connection is alive, and the decision is late."""
 
 
 class StrayVerdict(enum.Enum):
@@ -144,6 +148,8 @@ class BotConnection:
     peak_bytes: int = 0
     draining: bool = False  # the bot sent Drain: no new match; the stream ends OK after its last one
     drain_reason: str = ""
+    heard: int = 0  # messages read from the bot so far: a decision asked at `heard` == n hears of none
+    holding: int = 0  # its decisions held past their deadline for the keepalive's verdict (`held`)
 
     def __post_init__(self) -> None:
         self._outbox: deque[bytes] = deque()
@@ -299,6 +305,7 @@ class Gateway:
         self._active: dict[str, int] = {}  # matches in progress per bot name (survives reconnects)
         self._changed = asyncio.Condition()
         self._endings: set[asyncio.Task[None]] = set()  # streams being ended with a status
+        self._wakes: set[asyncio.Task[None]] = set()  # `wake`'s notifications under way
         self.refusing: str | None = None  # why no new match starts (the server drains), or None
         self.reserving = 0  # PlayMatch calls waiting in `reserve` for their bots
         self._bot_error_sinks: dict[str, BotErrorSink] = {}  # running match id -> its BotError taker
@@ -384,6 +391,9 @@ class Gateway:
                     break
                 if connection.closed:
                     return
+                connection.heard += 1
+                if connection.holding:
+                    self._heard(connection)
                 kind = message.WhichOneof("kind")
                 if kind == "decision":
                     decision = message.decision
@@ -396,7 +406,9 @@ class Gateway:
                     self.drain(connection, message.drain.reason)
                 else:
                     connection.stray("", f"unexpected {kind or 'empty'} message after Hello: ignored")
-            connection.close("the bot closed its stream")
+            # gRPC reads the same end for a bot that closed its side and for a connection that died
+            # (reset, or closed by the keepalive): the words say both
+            connection.close("the bot's stream ended (closed by the bot, or its connection lost)")
         except asyncio.CancelledError:
             raise
         except DecodeError:
@@ -404,6 +416,13 @@ class Gateway:
                              bot_pb2.CLOSE_REASON_NOT_A_BOT_MESSAGE)  # fmt: skip
         except Exception as error:  # a broken stream: reset, or ended by the server meanwhile
             connection.close(f"stream error: {error}", grpc.StatusCode.UNKNOWN)
+
+    def _heard(self, connection: BotConnection) -> None:
+        """The bot's connection carried a message: the decisions held for the keepalive's verdict are
+        late, not lost (before the message itself is taken: a late answer is then a stray)."""
+        for pending in list(connection.pending.values()):
+            if pending.held:
+                pending.heard_from()
 
     def answer(self, connection: BotConnection, request_id: str, action_id: int) -> None:
         """Resolve a decision; anything else is a stray (no strike), except an unknown id of a match
@@ -479,6 +498,8 @@ class Gateway:
                 return f"bot {name!r} is not connected"
             if connection.draining:  # it finishes its matches and takes no new one
                 return f"bot {name!r} is draining (it takes no new match)"
+            if connection.holding:  # its link may be dead: the keepalive says within `dead_link_s`
+                return f"bot {name!r} is not answering: nothing heard from it since a decision was due"
             if self._active.get(name, 0) >= connection.max_matches:
                 return f"bot {name!r} has no free match slot ({connection.max_matches} in use)"
         return None
@@ -528,6 +549,12 @@ class Gateway:
     def _live(self, name: str) -> BotConnection | None:
         connection = self._bots.get(name)
         return connection if connection is not None and not connection.closed else None
+
+    def wake(self) -> None:
+        """Have `reserve` look again (from code that cannot wait: a match settling a decision)."""
+        task = asyncio.get_running_loop().create_task(self._notify())
+        self._wakes.add(task)
+        task.add_done_callback(self._wakes.discard)
 
     async def _notify(self) -> None:
         async with self._changed:

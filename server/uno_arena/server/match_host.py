@@ -9,6 +9,11 @@ bot is not back within the grace period (a DISCONNECTED fault too), the seat for
 left the match ends at once (MATCH_END_FORFEIT), otherwise the forfeited seat
 plays on by default actions so the others finish their match.
 
+A deadline that passes with nothing at all heard from the bot since it was asked is not charged at
+once: a dead link looks the same, and the server's keepalive needs a few seconds to tell (`_hold`), so
+the decision waits for that verdict, and a dead link is a disconnect, with its grace period, rather than
+a string of timeouts that forfeits the seat first.
+
 Every recorded fault says where it happened (`action_index`, `event_index`: the decision's place in
 the match's actions and log), so a replay can show it, and the automatic moves, where they were made.
 
@@ -75,8 +80,8 @@ class Asked:
     `gateway.PendingDecision`), kept afterwards so that a later BotError can be recorded against it.
     """
 
-    __slots__ = ("applied", "at", "connection", "deadline", "host", "legal", "match_id", "reported",
-                 "request_id", "seat", "sent")  # fmt: skip
+    __slots__ = ("applied", "at", "connection", "deadline", "heard", "held", "host", "legal", "match_id",
+                 "reported", "request_id", "seat", "sent", "verdict")  # fmt: skip
 
     def __init__(
         self, host: MatchHost, seat: int, legal: list[Action], at: tuple[int, int], request_id: str,
@@ -91,6 +96,9 @@ class Asked:
         self.connection = connection
         self.sent = sent  # the event loop's time, as the request was queued: its answer's round trip
         self.deadline = deadline  # the event loop's time
+        self.heard = connection.heard  # the bot's messages read before it was asked
+        self.held = False  # past the deadline, waiting for the keepalive's verdict (`MatchHost._hold`)
+        self.verdict = deadline  # when a held decision times out if the connection is still up
         self.applied: Action | None = None  # once the decision is settled
         self.reported = False  # a BotError was recorded for it
 
@@ -99,6 +107,9 @@ class Asked:
 
     def lost(self, reason: str) -> None:
         self.host.lost(self, reason)
+
+    def heard_from(self) -> None:
+        self.host.heard_from(self)
 
 
 @dataclass(frozen=True, slots=True)
@@ -304,6 +315,9 @@ class MatchHost:
     def answered(self, asked: Asked, action_id: int) -> None:
         """The bot's answer to `asked` (handed over by its connection)."""
         if asked is self._due:
+            if asked.held:  # past its deadline (the connection's `heard_from` comes first: not reached)
+                self._time_out(asked)
+                return
             self._due = None
             try:
                 loop = self._loop
@@ -318,24 +332,72 @@ class MatchHost:
         if asked is self._due:
             self._due = None
             try:
+                self._unhold(asked)
                 self.lost_at[asked.seat] = time.monotonic()
                 self._settle(asked, self._fault(asked.seat, pb.FAULT_KIND_DISCONNECTED, reason, asked.legal))
             except Exception as error:
                 self._crash(error)
 
+    def heard_from(self, asked: Asked) -> None:
+        """The bot of a held decision sent something: its connection is alive, so the decision timed out."""
+        if asked is self._due and asked.held:
+            self._time_out(asked)
+
     def _on_clock(self) -> None:
         """The decision clock: one timer per match, moved on to the due decision's deadline when it
-        fires early (deadlines only move later), rather than one timer set and cancelled per decision."""
+        fires early (deadlines only move later), rather than one timer set and cancelled per decision.
+        (A held decision's timer, set at its verdict, is cancelled when the decision settles sooner.)"""
         self._clock = None
         asked = self._due
         if asked is None:
             return
         loop = asyncio.get_running_loop()
-        if loop.time() < asked.deadline:
-            self._clock = loop.call_at(asked.deadline, self._on_clock)
+        due = asked.verdict if asked.held else asked.deadline
+        if loop.time() < due:
+            self._clock = loop.call_at(due, self._on_clock)
             return
+        connection = asked.connection
+        if not asked.held and connection.heard == asked.heard and not connection.closed:
+            self._hold(asked, loop)
+            return
+        self._time_out(asked)
+
+    def _hold(self, asked: Asked, loop: asyncio.AbstractEventLoop) -> None:
+        """The deadline passed and nothing at all came from the bot since it was asked: a bot slow to
+        answer, or a link that stopped carrying bytes (its answer may be on the way into a blackhole).
+        Only the keepalive can tell: hold the decision until the bot's stream has either been closed
+        by it (`lost`: a disconnect, and the grace period applies) or outlived its bound (`dead_link_s`
+        past the deadline: the bot is alive and timed out), or the bot sends anything (`heard_from`:
+        alive, timed out). A timeout charged while the link was dead would forfeit the seat in a few
+        decisions, before the disconnect could be noticed."""
+        connection = asked.connection
+        asked.held, connection.holding = True, connection.holding + 1
+        asked.verdict = asked.deadline + connection.settings.dead_link_s
+        self._clock = loop.call_at(asked.verdict, self._on_clock)
+        log.info("match %s seat %d (%s): no answer within %g s and nothing else heard since it was asked: "
+                 "waiting up to %g s more for its connection's keepalive", self.spec.match_id, asked.seat,
+                 connection.name, self.spec.decision_timeout, connection.settings.dead_link_s,
+                 extra=self._ids(asked.seat))  # fmt: skip
+
+    def _unhold(self, asked: Asked) -> None:
+        """`asked` settles: no longer held (its timer, set at the verdict, goes: the next decision sets its
+        own), and once its connection holds nothing, matches may take the bot again (`Gateway.reserve`)."""
+        if not asked.held:
+            return
+        asked.held = False
+        connection = asked.connection
+        connection.holding -= 1
+        if self._clock is not None:
+            self._clock.cancel()
+            self._clock = None
+        if not connection.holding:
+            self.gateway.wake()
+
+    def _time_out(self, asked: Asked) -> None:
+        """`asked` got no answer in time: TIMEOUT, a strike, the safe default."""
         self._due = None
         try:
+            self._unhold(asked)
             asked.connection.expire(asked.request_id)
             timeout = f"no answer within {self.spec.decision_timeout:g} s"
             self._settle(asked, self._fault(asked.seat, pb.FAULT_KIND_TIMEOUT, timeout, asked.legal))
@@ -517,6 +579,7 @@ class MatchHost:
         due, self._due = self._due, None  # an abort's: its answer is now a stray
         if due is not None:
             due.connection.pending.pop(due.request_id, None)
+            self._unhold(due)  # the connection may take new matches again
         if self._clock is not None:
             self._clock.cancel()
             self._clock = None

@@ -41,7 +41,9 @@ class ServerSettings:
     )  # a disconnected bot forfeits if not back by then
     wait_for_bots_ms: int = DEADLINES.wait_for_bots_ms  # PlayMatch waits this long for bots to be connected
     hello_timeout_ms: int = 10_000  # a new stream must say Hello within this
-    keepalive_ms: int = 2_000  # HTTP/2 pings to every bot; a dead one is noticed in ~2x this
+    # HTTP/2 pings to every bot this often, each unanswered this long closes its stream: a bot whose link
+    # stops carrying bytes (a blackholed route, a frozen host) is disconnected within 2x this
+    keepalive_ms: int = 2_000
     max_id_chars: int = 128  # bot names, tokens, match and request ids a client sends
     max_client_chars: int = 256  # Hello.client, free text for logs
     outbox_max_messages: int = 4096  # messages queued for one bot that does not read; more disconnects it
@@ -69,3 +71,11 @@ class ServerSettings:
     max_spectators: int = 512  # Spectate streams at once, all matches together
     spectator_backlog: int = 1000  # batches waiting for one Spectate stream; a stream further behind ends
     key_prefix: str = "uno-arena"  # Redis key namespace
+
+    @property
+    def dead_link_s(self) -> float:
+        """How long after a bot's link stopped carrying bytes the server has closed the bot's stream, at
+        most: the next keepalive ping goes out within `keepalive_ms`, and is given `keepalive_ms` to be
+        answered; a quarter more for timers and a busy event loop. A decision whose bot has said nothing
+        since it was asked waits this long past its deadline for that verdict (`match_host`)."""
+        return 2.5 * self.keepalive_ms / 1000

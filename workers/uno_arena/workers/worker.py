@@ -3,12 +3,14 @@
 RQ's `Worker.work` quits on the first Redis error its loop does not expect,
 and a Redis that restarts under a busy worker raises several: the monitor's
 heartbeats, the job status it reads when the work horse exits, the state it
-writes, the horse's filing of the job. So the worker talks to Redis through
-a client of its own that waits for Redis instead of raising
-(`outage.patient_client`: redis-py's retry, for ever, with a backoff): every
-step RQ takes, in the worker and in its work horse, waits out a restart, and
-RQ's own code runs unchanged. The job itself (`workers.jobs`) and the reaper
-use clients that fail at once, and wait as long as they may themselves.
+writes, the horse's filing of the job; so does a Redis that answers but
+refuses writes (out of memory, too few replicas: `outage.unavailable`). So
+the worker talks to Redis through a client of its own that waits for Redis
+instead of raising (`outage.patient_client`: redis-py's retry, for ever,
+with a backoff): every step RQ takes, in the worker and in its work horse,
+waits out a restart or a refusal, and RQ's own code runs unchanged. The job
+itself (`workers.jobs`) and the reaper use clients that fail at once, and
+wait as long as they may themselves.
 
 RQ's own scheduler is not run: each worker's `Reaper` moves due retries
 (and requeues the matches of dead workers), so no single process holds up
@@ -103,10 +105,10 @@ class ArenaWorker(Worker):
         Why an override: the reapers (due retries within a second, dead workers' matches requeued) must
         run in every worker process, for as long as its loop does, and `rq worker --with-scheduler` must
         not start RQ's scheduler, whose lock would leave retries to one process; and RQ's loop quits on
-        any error it does not expect (one the patient client cannot wait out, such as a Redis refusing
-        writes), which must not end a worker. RQ has no hook around its loop. (That RQ's loop ended
-        because it was asked to is read from RQ's `_stop_requested` and `_shutdown_requested_date`:
-        `work` says only whether it ran a job.)
+        any error it does not expect (one the patient client does not wait out, such as a command Redis
+        refuses for the command's own sake), which must not end a worker. RQ has no hook around its
+        loop. (That RQ's loop ended because it was asked to is read from RQ's `_stop_requested` and
+        `_shutdown_requested_date`: `work` says only whether it ran a job.)
         """
         if with_scheduler:
             self.log.info("Worker %s: not starting RQ's scheduler: the reaper moves due retries", self.name)
