@@ -2,10 +2,17 @@
 (`uno-arena tournament delete`).
 
 A tournament being played is not deleted unless forced: its status is `running`, or a match of it is
-still being played (a cancelled tournament plays its running matches out). Forced, it is first
-cancelled (a job that starts now finds it so and plays nothing), the workers playing its matches are
-told to stop them (RQ's stop-job command kills the work horse; the match server plays such a match to
-its end and forgets it, and nothing records it), and the deletion waits for them, up to `STOP_WAIT_S`.
+still being played (a cancelled tournament plays its running matches out), or RQ jobs of it still write
+to it: a job a live worker runs (a match job runs on for a moment after its match is recorded, which
+can finish the tournament, and queues the leaderboard's refresh) or a leaderboard refresh waiting to run.
+An unforced deletion waits for those jobs, up to `JOBS_WAIT_S`, and refuses if they have not ended.
+Every write of a job to a tournament checks, in the same Redis script or transaction, that the
+tournament is still there, so a job that outlives a deletion re-creates none of its keys.
+
+Forced, it is first cancelled (a job that starts now finds it so and plays nothing), the workers
+playing its matches are told to stop them (RQ's stop-job command kills the work horse; the match server
+plays such a match to its end and forgets it, and nothing records it), and the deletion waits for them,
+up to `STOP_WAIT_S`.
 
 Then the jobs go (queued, scheduled for a retry, started, finished, failed, cancelled: the job hashes
 and every registry entry, `workers.queue.remove_jobs`), then the keys, the tournament's id out of the
@@ -35,11 +42,12 @@ from uno_arena.records.tournament import (
     index_key,
     set_status,
 )
-from uno_arena.workers.queue import remove_jobs, still_started, stop_started, tournament_jobs
+from uno_arena.workers.queue import pending_jobs, remove_jobs, still_started, stop_started, tournament_jobs
 
 log = logging.getLogger(__name__)
 
 STOP_WAIT_S = 15.0  # how long a forced deletion waits for the workers to stop its running matches
+JOBS_WAIT_S = 15.0  # how long an unforced one waits for its jobs still running or queued to write to it
 DELETE_BATCH = 500  # keys deleted in one command
 
 
@@ -64,9 +72,11 @@ class Removal:
 
 
 def delete_tournament(client: redis.Redis, prefix: str, tournament_id: str, force: bool = False,
-                      stop_wait_s: float = STOP_WAIT_S) -> Removal:  # fmt: skip
+                      stop_wait_s: float = STOP_WAIT_S,
+                      jobs_wait_s: float = JOBS_WAIT_S) -> Removal:  # fmt: skip
     """Delete every key and RQ job of the tournament. TournamentError if there is nothing of it (or the
-    id is malformed); StillRunning if it is being played and not `force`."""
+    id is malformed); StillRunning if it is being played and not `force` (unforced, it first waits up to
+    `jobs_wait_s` for its jobs that still write to it: `pending_jobs`)."""
     check_id(tournament_id)
     keys = Keys(prefix, tournament_id)
     removal = Removal(tournament_id, listed=client.zscore(index_key(prefix), tournament_id) is not None)
@@ -81,6 +91,15 @@ def delete_tournament(client: redis.Redis, prefix: str, tournament_id: str, forc
         raise StillRunning(f"tournament {tournament_id!r} is being played: {reason}. Cancel it "
                            f"(`uno-arena tournament cancel {tournament_id}`) and let its running matches "
                            "end, or delete it with --force, which stops them")  # fmt: skip
+    if reason is None and not force:
+        pending = _wait_for_jobs(client, prefix, tournament_id, indices, jobs_wait_s)
+        if pending:
+            jobs_left = _rq_jobs(len(pending))
+            raise StillRunning(f"tournament {tournament_id!r} is being played: {jobs_left} of it still "
+                               f"running or waiting to run after {jobs_wait_s:g} s "
+                               f"({', '.join(pending[:5])}{', ...' if len(pending) > 5 else ''}). Let the "
+                               "workers run them (is one running? `uno-arena worker health`), or delete it "
+                               "with --force, which stops and removes them")  # fmt: skip
     if reason is not None:
         if client.exists(keys.tournament):
             set_status(client, keys, TournamentStatus.CANCELLED)  # a job starting now plays nothing
@@ -108,3 +127,19 @@ def delete_tournament(client: redis.Redis, prefix: str, tournament_id: str, forc
     log.info("tournament %s deleted: %d keys, %d RQ jobs", tournament_id, len(removal.keys),
              len(removal.jobs), extra=keys.log_ids())  # fmt: skip
     return removal
+
+
+def _wait_for_jobs(client: redis.Redis, prefix: str, tournament_id: str, indices: list[int],
+                   wait_s: float) -> list[str]:  # fmt: skip
+    """Wait up to `wait_s` for the tournament's jobs that still write to it (`pending_jobs`) to end; those
+    left (re-read each time: a match job ending queues a refresh)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        pending = pending_jobs(client, tournament_jobs(client, prefix, tournament_id, indices))
+        if not pending or time.monotonic() >= deadline:
+            return pending
+        time.sleep(0.2)  # a poll of the workers' progress, bounded by the deadline
+
+
+def _rq_jobs(count: int) -> str:
+    return f"{count} RQ job{'s' if count != 1 else ''}"
