@@ -137,15 +137,20 @@ def owned_keys(prefix: str, tournament_id: str, indices: Iterable[int]) -> list[
 
 
 def match_indices(client: redis.Redis, prefix: str, tournament_id: str) -> list[int]:
-    """The tournament's match indices: every one its record counts, its schedule or its states name (a
-    record half gone, e.g. a deletion interrupted, still names its matches through what is left)."""
+    """The tournament's match indices: every one its schedule or its states name, and those its record
+    counts (0 to `matches` - 1; a record half gone still names its matches through what is left). The
+    count is trusted only as far as the schedule's or the states' size: a tournament has one entry of
+    each per match, so a record that says more (damaged, or crafted) cannot make this a billion
+    indices."""
     keys = Keys(prefix, check_id(tournament_id))
     with client.pipeline(transaction=False) as pipe:
         pipe.hget(keys.tournament, "matches")
         pipe.hkeys(keys.schedule)
         pipe.hkeys(keys.state)
         counted, scheduled, stated = pipe.execute()
-    found = set(range(int(counted))) if counted is not None and text(counted).isdigit() else set()
+    found: set[int] = set()
+    if counted is not None and text(counted).isascii() and text(counted).isdigit():
+        found.update(range(min(int(counted), max(len(scheduled), len(stated)))))
     for raw in (*scheduled, *stated):
         index = text(raw)
         if index.isascii() and index.isdigit() and len(index) <= 9:
