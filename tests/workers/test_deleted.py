@@ -63,10 +63,11 @@ def finished(client: redis.Redis, prefix: str, tournament_id: str = "cup") -> li
     """The same tournament with every match recorded, as the match jobs record them: finished."""
     every = started(client, prefix, tournament_id)
     keys = Keys(prefix, tournament_id)
-    log = control_pb2.EventLogChunk(events=[pb.Event(hand_started=pb.HandStarted(number=1))])
+    started_hand = pb.Event(hand_started=pb.HandStarted(number=1))
+    log = control_pb2.EventLogChunk(events=[started_hand]).SerializeToString()
     for index in range(MATCHES):
         bots = scheduled_match(client, prefix, tournament_id, index).bots
-        assert record(client, keys, index, finished_match(keys.match_id(index), bots), log.SerializeToString())
+        assert record(client, keys, index, finished_match(keys.match_id(index), bots), log)
     assert load(client, prefix, tournament_id).status is TournamentStatus.FINISHED
     return every
 
@@ -125,7 +126,9 @@ def test_a_rebuild_of_a_deleted_tournament_is_refused_and_writes_nothing(
     assert existing(client, every) == []
 
 
-def test_a_match_job_outliving_a_forced_deletion_writes_nothing(redis_prefix: tuple[redis.Redis, str]) -> None:
+def test_a_match_job_outliving_a_forced_deletion_writes_nothing(
+    redis_prefix: tuple[redis.Redis, str],
+) -> None:
     client, prefix = redis_prefix
     every = started(client, prefix)
     keys = Keys(prefix, "cup")
