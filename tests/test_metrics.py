@@ -379,7 +379,8 @@ def test_the_workers_probe_counts_no_worker_gone_from_redis(redis_prefix: tuple[
                            options=["--name", f"{prefix}-alive"])  # fmt: skip
     try:
         worker.start()
-        wait_until(lambda: probe(REDIS_URL, prefix)[0] == 0, 30, "the worker's heartbeat")
+        # idle: past its first loop's maintenance, which cleans the queue's list (the next, in 10 minutes)
+        wait_until(lambda: "(idle)" in probe(REDIS_URL, prefix)[1], 30, "the worker to wait for jobs")
         dead = f"{prefix}-killed"  # what a killed worker leaves: its name listed, its hash expired
         client.sadd(f"rq:workers:{queue_name(prefix)}", f"{Worker.redis_worker_namespace_prefix}{dead}")
         code, said = probe(REDIS_URL, prefix)

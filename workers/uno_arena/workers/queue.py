@@ -342,6 +342,13 @@ def pending_jobs(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
     return sorted({*waiting, *still_started(client, wanted)})
 
 
+def not_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
+    """Those of the jobs waiting to run: queued (or being taken from the queue), deferred, or waiting out
+    a retry."""
+    found = Job.fetch_many(sorted(set(jobs)), connection=client)
+    return [job.id for job in found if job is not None and job.get_status(refresh=False) in _WAITING]
+
+
 def still_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
     """Those of the jobs a live worker still runs (status started, its worker registered)."""
     running = []

@@ -14,8 +14,10 @@ playing its matches are told to stop them (RQ's stop-job command kills the work 
 plays such a match to its end and forgets it, and nothing records it), and the deletion waits for them,
 up to `STOP_WAIT_S`.
 
-Then the jobs go (queued, scheduled for a retry, started, finished, failed, cancelled: the job hashes
-and every registry entry, `workers.queue.remove_jobs`), then the keys, the tournament's id out of the
+The jobs waiting to run go first (so that no worker starts one, e.g. the worker a stopped job freed),
+then the deletion waits for any job of it still running. Then the jobs go (queued, scheduled for a
+retry, started, finished, failed, cancelled: the job hashes and every registry entry,
+`workers.queue.remove_jobs`), then the keys, the tournament's id out of the
 prefix's index first, so that nothing lists it while its keys go. A job that raced the deletion (it
 wrote a key or filed a job after they were read) is caught by a second pass. The match queue itself is
 the prefix's, shared by every tournament (`{prefix}.matches`), so `rq:queues` is left alone.
@@ -42,7 +44,14 @@ from uno_arena.records.tournament import (
     index_key,
     set_status,
 )
-from uno_arena.workers.queue import pending_jobs, remove_jobs, still_started, stop_started, tournament_jobs
+from uno_arena.workers.queue import (
+    not_started,
+    pending_jobs,
+    remove_jobs,
+    still_started,
+    stop_started,
+    tournament_jobs,
+)
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +72,7 @@ class Removal:
     keys: list[OwnedKey] = field(default_factory=list)  # the keys deleted
     jobs: list[str] = field(default_factory=list)  # the RQ job ids removed
     stopped: list[str] = field(default_factory=list)  # jobs a live worker was running, told to stop
-    unstopped: list[str] = field(default_factory=list)  # of those, still running when the wait ended
+    unstopped: list[str] = field(default_factory=list)  # jobs still running when the wait for them ended
     listed: bool = False  # whether it was in the prefix's index
 
     def counts(self) -> dict[str, int]:
@@ -100,19 +109,26 @@ def delete_tournament(client: redis.Redis, prefix: str, tournament_id: str, forc
                                f"({', '.join(pending[:5])}{', ...' if len(pending) > 5 else ''}). Let the "
                                "workers run them (is one running? `uno-arena worker health`), or delete it "
                                "with --force, which stops and removes them")  # fmt: skip
+    if reason is not None and client.exists(keys.tournament):
+        set_status(client, keys, TournamentStatus.CANCELLED)  # a job starting now plays nothing
+    # No job of it may start from now on: those waiting to run (queued, being taken from the queue,
+    # waiting out a retry) go first, before a worker freed by a stopped job takes the next. One a worker
+    # took meanwhile finds the tournament cancelled or gone, plays nothing and ends at once; it is waited
+    # for with the stopped ones, so that RQ files it before its traces are removed.
+    waiting_to_run = not_started(client, jobs)
+    remove_jobs(client, prefix, waiting_to_run)
+    removal.jobs = waiting_to_run
     if reason is not None:
-        if client.exists(keys.tournament):
-            set_status(client, keys, TournamentStatus.CANCELLED)  # a job starting now plays nothing
         removal.stopped = stop_started(client, jobs)
-        deadline = time.monotonic() + stop_wait_s
-        waiting = removal.stopped
-        while waiting and time.monotonic() < deadline:
-            time.sleep(0.1)  # a poll of the workers' progress, bounded by the deadline
-            waiting = still_started(client, waiting)
-        removal.unstopped = waiting
-        if waiting:
-            log.warning("tournament %s: %d jobs still running after %g s; deleting anyway: %s", tournament_id,
-                        len(waiting), stop_wait_s, ", ".join(waiting), extra=keys.log_ids())  # fmt: skip
+    deadline = time.monotonic() + stop_wait_s
+    running = still_started(client, tournament_jobs(client, prefix, tournament_id, indices))
+    while running and time.monotonic() < deadline:
+        time.sleep(0.1)  # a poll of the workers' progress, bounded by the deadline
+        running = still_started(client, tournament_jobs(client, prefix, tournament_id, indices))
+    removal.unstopped = running
+    if running:
+        log.warning("tournament %s: %d jobs still running after %g s; deleting anyway: %s", tournament_id,
+                    len(running), stop_wait_s, ", ".join(running), extra=keys.log_ids())  # fmt: skip
     for _ in range(2):  # the second pass: whatever a job raced in after the first read
         client.zrem(index_key(prefix), tournament_id)
         jobs = tournament_jobs(client, prefix, tournament_id, indices)
