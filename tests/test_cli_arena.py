@@ -17,8 +17,9 @@ import redis
 from click.testing import CliRunner
 
 from tests.conftest import RunningServer, free_port
+from tests.endpoints import status_of
 from tests.sdk.runner import BackgroundBot
-from tests.web.test_web import serving, status_of
+from tests.web.test_web import serving
 from uno_arena.cli.main import cli
 from uno_arena.records.replay import export, read_replay_file
 from uno_arena.rules import ACTIONS, replay_match

@@ -12,16 +12,20 @@ import os
 import random
 import re
 import signal
+import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass, fields
+from dataclasses import fields
 from pathlib import Path
 
 import redis
 from click.testing import CliRunner
-from prometheus_client.parser import text_string_to_metric_families
+from prometheus_client import CollectorRegistry, generate_latest
+from rq import Queue
+from rq.worker import Worker
 
 from tests.conftest import RunningServer, free_port
+from tests.endpoints import Scrape, answers, parsed, scrape, status_of
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import Policy, TestBot, eager
 from tests.web.browser import serving
@@ -30,10 +34,11 @@ from tests.workers.harness import (
     RedisServer,
     ServerProcess,
     WorkerProcess,
+    connect_bots,
     descendants,
     wait_until,
 )
-from tests.workers.test_tournament import SlowGreedyBot, connect_bots, finished
+from tests.workers.test_tournament import SlowGreedyBot, finished
 from uno_arena.cli.main import cli
 from uno_arena.records import identity
 from uno_arena.records.live import LiveFeed
@@ -43,51 +48,15 @@ from uno_arena.records.tournament import Keys, MatchState, states
 from uno_arena.rules import DRAW, KEEP, action_from_id, apply, legal_actions, must_ask, new_match
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
+from uno_arena.server.metrics import ServerMetrics
 from uno_arena.v1 import bot_pb2, codec, control_pb2
 from uno_arena.web.app import create_app
 from uno_arena.web.app import redis_client as web_redis_client
+from uno_arena.web.metrics import WebMetrics
 from uno_arena.workers import lifecycle
-from uno_arena.workers.jobs import MATCH_JOB, play_match
-
-
-@dataclass(frozen=True)
-class Scrape:
-    """One reading of a /metrics endpoint: every sample by name and labels."""
-
-    samples: dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-    def value(self, name: str, **labels: str) -> float:
-        return self.samples.get((name, frozenset(labels.items())), 0.0)
-
-    def names(self) -> set[str]:
-        return {name for name, _ in self.samples}
-
-
-def scrape(url: str) -> Scrape:
-    with urllib.request.urlopen(url, timeout=10) as response:
-        assert response.headers["Content-Type"].startswith("text/plain; version=0.0.4")
-        text = response.read().decode()
-    samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return Scrape(samples)
-
-
-def answers(url: str) -> bool:
-    try:
-        scrape(url)
-    except (urllib.error.URLError, ConnectionError):
-        return False
-    return True
-
-
-def fetch(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
+from uno_arena.workers.jobs import MATCH_JOB, REFRESH_JOB, play_match
+from uno_arena.workers.metrics import WorkerMetrics
+from uno_arena.workers.queue import queue_name
 
 
 def faulty(silent: frozenset[int] = frozenset({3, 12, 25}),
@@ -196,8 +165,8 @@ def test_a_tournament_moves_each_metric_by_what_the_records_say(
             worker_after = worker_done()
             assert worker_after is not None
             page, missing = f"{web}/tournament/{tournament_id}", f"{web}/no/such/page"
-            assert fetch(page)[0] == 200 and fetch(missing)[0] == 404
-            code, body = fetch(f"{web}/healthz")
+            assert status_of(page)[0] == 200 and status_of(missing)[0] == 404
+            code, body = status_of(f"{web}/healthz")
             assert code == 200 and json.loads(body) == {"status": "ok", "redis": "answers"}
 
             def web_counted() -> Scrape | None:  # a request is counted as its response ends, after its body
@@ -338,7 +307,10 @@ def probe(redis_url: str, prefix: str, *options: str) -> tuple[int, str]:
 
 def test_healthz_and_the_workers_probe_follow_redis_down_and_back(tmp_path: Path) -> None:
     """A Redis of the test's own (never the shared one) is killed and started again from its append-only
-    file: the web view's /healthz and `uno-arena worker health` say so, and recover without a restart."""
+    file: the web view's /healthz and `uno-arena worker health` say so, and recover without a restart:
+    the worker heartbeats again (a heartbeat newer than the restart, not the one the file restored).
+    Then the worker is killed, and the probe turns unhealthy once its last heartbeat is older than
+    `--max-age`."""
     own = RedisServer(tmp_path / "redis").start()
     prefix = "probed"
     worker = WorkerProcess(prefix, "a-control-token", tmp_path / "worker.log", redis_url=own.url,
@@ -356,11 +328,11 @@ def test_healthz_and_the_workers_probe_follow_redis_down_and_back(tmp_path: Path
         assert probe(own.url, "elsewhere")[0] == 1  # no worker on that prefix's queue
 
         with serving(create_app(web_redis_client(own.url), prefix)) as web:
-            code, body = fetch(f"{web}/healthz")
+            code, body = status_of(f"{web}/healthz")
             assert (code, json.loads(body)) == (200, {"status": "ok", "redis": "answers"})
 
             own.kill()
-            code, body = fetch(f"{web}/healthz")
+            code, body = status_of(f"{web}/healthz")
             assert code == 503, body
             answer = json.loads(body)
             reason = answer["reason"]
@@ -370,28 +342,93 @@ def test_healthz_and_the_workers_probe_follow_redis_down_and_back(tmp_path: Path
             assert code == 3 and "unhealthy: Redis at" in said and "does not answer" in said, said
 
             own.start()  # from its append-only file, on the same port: the worker's heartbeat is there
-            wait_until(lambda: fetch(f"{web}/healthz")[0] == 200, 30, "/healthz to be healthy again")
+            back = time.time()
+            wait_until(lambda: status_of(f"{web}/healthz")[0] == 200, 30, "/healthz to be healthy again")
             code, said = probe(own.url, prefix, "--name", "probed-worker")
-            assert code == 0 and "healthy" in said, said
-            assert worker.alive, worker.output()
+            assert code == 0 and "healthy" in said, said  # the heartbeat the file restored
+        # A job on its queue (a leaderboard refresh of no tournament: it writes nothing) makes the worker
+        # heartbeat as it takes it: a heartbeat since Redis came back is the worker alive again.
+        restarted = own.client()
+        queue = Queue(queue_name(prefix), connection=restarted)
+        queue.enqueue(REFRESH_JOB, prefix, "none", 1.0, result_ttl=0)
+        restarted.close()
+
+        def heartbeat_since_back() -> bool:
+            since = f"{time.time() - back:.3f}"
+            return probe(own.url, prefix, "--name", "probed-worker", "--max-age", since)[0] == 0
+
+        wait_until(heartbeat_since_back, 30, "a heartbeat of the worker since Redis came back")
+        assert worker.alive, worker.output()
+
+        worker.kill()  # SIGKILL: its hash stays in Redis (for up to two minutes) without a heartbeat
+        wait_until(lambda: probe(own.url, prefix, "--name", "probed-worker", "--max-age", "1")[0] == 1, 30,
+                   "the probe to call the killed worker unhealthy")  # fmt: skip
+        code, said = probe(own.url, prefix, "--name", "probed-worker", "--max-age", "1")
+        assert code == 1 and "probed-worker: unhealthy: heartbeat" in said and "older than 1 s" in said, said
     finally:
         worker.stop()
         own.stop()
 
 
+def test_the_workers_probe_counts_no_worker_gone_from_redis(redis_prefix: tuple[redis.Redis, str],
+                                                            tmp_path: Path) -> None:  # fmt: skip
+    """A worker killed stays on its queue's list of workers after RQ dropped its hash, until some worker's
+    maintenance cleans the list (up to ten minutes): the probe of the queue names it apart and judges the
+    live workers alone."""
+    client, prefix = redis_prefix
+    worker = WorkerProcess(prefix, "a-control-token", tmp_path / "worker.log",
+                           options=["--name", f"{prefix}-alive"])  # fmt: skip
+    try:
+        worker.start()
+        # idle: past its first loop's maintenance, which cleans the queue's list (the next, in 10 minutes)
+        wait_until(lambda: "(idle)" in probe(REDIS_URL, prefix)[1], 30, "the worker to wait for jobs")
+        dead = f"{prefix}-killed"  # what a killed worker leaves: its name listed, its hash expired
+        client.sadd(f"rq:workers:{queue_name(prefix)}", f"{Worker.redis_worker_namespace_prefix}{dead}")
+        code, said = probe(REDIS_URL, prefix)
+        assert code == 0, said
+        assert f"{prefix}-alive: healthy: heartbeat " in said, said
+        assert f"{dead}: gone: still listed on the queue" in said and "not counted" in said, said
+        worker.kill()
+        client.delete(f"{Worker.redis_worker_namespace_prefix}{prefix}-alive")  # as RQ's expiry does, later
+        code, said = probe(REDIS_URL, prefix)  # every listed worker gone: none is registered
+        assert code == 1 and f"unhealthy: no worker is registered on queue {queue_name(prefix)}" in said, said
+    finally:
+        worker.stop()
+
+
+def test_every_labelled_series_the_docs_name_exists_from_the_start() -> None:
+    """Each label value the docs' metric tables list (`kind`: `timeout`, ...) is a series of a fresh
+    component's registry, at 0, so that `rate()` sees the first event."""
+    operations = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    section = operations[operations.index("## Metrics and health") :]
+    exposed: dict[str, Scrape] = {}  # each metric's name -> a scrape of its component, fresh
+    for metrics in (ServerMetrics(), WorkerMetrics(), WebMetrics()):
+        fresh = parsed(generate_latest(metrics.registry).decode())
+        exposed.update(dict.fromkeys(exposed_names(metrics.registry), fresh))
+    listed = 0
+    rows = re.findall(r"^\| `(uno_arena_\w+)` \| (\w+) \| ([^|]*) \|", section, re.MULTILINE)
+    for name, kind, labels in rows:
+        for label, values in re.findall(r"`(\w+)`: ((?:`[^`]+`(?:, )?)+)", labels):
+            for value in re.findall(r"`([^`]+)`", values):
+                series = f"{name}_count" if kind == "histogram" else name
+                assert exposed[name].has(series, **{label: value}), (
+                    f"{series}{{{label}={value!r}}}: not exposed"
+                )
+                listed += 1
+    assert listed >= 5 + 7 + 4 + 3  # the fault kinds, the refusal reasons, the match ends, the jobs
+
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def exposed_names() -> dict[str, str]:
-    """Every uno_arena metric of the three components, by the name a scrape shows (a counter's with
-    `_total`) -> its type."""
-    from uno_arena.server.metrics import ServerMetrics
-    from uno_arena.web.metrics import WebMetrics
-    from uno_arena.workers.metrics import WorkerMetrics
-
+def exposed_names(registry: CollectorRegistry | None = None) -> dict[str, str]:
+    """Every uno_arena metric of the three components (or of one `registry`), by the name a scrape shows
+    (a counter's with `_total`) -> its type."""
+    every = (ServerMetrics(), WorkerMetrics(), WebMetrics())
+    registries = [registry] if registry is not None else [metrics.registry for metrics in every]
     names = {}
-    for metrics in (ServerMetrics(), WorkerMetrics(), WebMetrics()):
-        for family in metrics.registry.collect():
+    for each in registries:
+        for family in each.collect():
             if family.name.startswith("uno_arena_"):
                 names[family.name + ("_total" if family.type == "counter" else "")] = family.type
     return names

@@ -1,6 +1,9 @@
 """The tournament archive (`records.archive`, `records.transfer`): what a file that is not one, cut short,
-damaged, of a newer version, too big, or naming keys a tournament does not own gets, and that nothing is
-written to Redis for it. Also: the leaderboard's key names are the ones `records.owned` lists."""
+damaged, of a newer version, too big, naming keys a tournament does not own, or match indices its
+schedule does not hold gets, and that nothing is written to Redis for it (nor for a file that changed
+between its check and its import; and `import --replace` of a file that does not import keeps the copy
+already there). An export of a tournament being played is the tournament as of one moment. Also: the
+leaderboard's key names are the ones `records.owned` lists."""
 
 from __future__ import annotations
 
@@ -15,13 +18,33 @@ import redis
 from click.testing import CliRunner
 
 from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT
-from tests.web.test_web import recorded  # noqa: F401 (the fixture: a tournament of 6 recorded matches)
+from tests.web.test_web import (
+    BOTS,
+    finished_match,
+    recorded,  # noqa: F401 (the fixture: a tournament of 6 recorded matches)
+)
 from uno_arena.cli.main import cli
 from uno_arena.leaderboard import board
-from uno_arena.records import archive
+from uno_arena.records import archive, transfer
 from uno_arena.records.archive import ArchiveError, ArchiveReader
-from uno_arena.records.owned import LEADERBOARD_PARTS, KeyType, kept_key, leaderboard_key
+from uno_arena.records.match import record
+from uno_arena.records.owned import (
+    LEADERBOARD_PARTS,
+    KeyType,
+    LeaderboardPart,
+    existing,
+    kept_key,
+    leaderboard_key,
+    match_indices,
+    tournament_keys,
+)
+from uno_arena.records.spec import spec_from_dict
+from uno_arena.records.tournament import Keys, MatchState, load, scheduled_match, states, text
 from uno_arena.records.transfer import check_archive, export_tournament, import_tournament
+from uno_arena.v1 import control_pb2
+from uno_arena.v1 import game_pb2 as pb
+from uno_arena.workers import lifecycle
+from uno_arena.workers.queue import delete_prefix
 
 REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
 
@@ -173,8 +196,6 @@ def test_a_refused_file_writes_nothing_and_an_existing_tournament_is_kept(
             == (board.current(client, prefix, tournament_id).to_dict()["standings"])
         )
     finally:
-        from uno_arena.workers.queue import delete_prefix
-
         delete_prefix(client, elsewhere)
 
 
@@ -196,6 +217,7 @@ def test_the_leaderboards_keys_are_the_ones_owned_lists() -> None:
     scope = board.scope_keys("p", "cup")
     named = {getattr(scope, part) for part in parts - {"state"}}
     assert named == {f"{leaderboard_key('p', 'cup')}:{part}" for part in LEADERBOARD_PARTS}
+    assert set(LEADERBOARD_PARTS) == set(LeaderboardPart)
     assert board.key("p", "cup") == leaderboard_key("p", "cup")
     assert all(kept_key("p", "cup", key) is not None for key in scope.state)  # what a rebuild writes: kept
     assert kept_key("p", "cup", scope.lock) is None and kept_key("p", "cup", scope.dirty) is None
@@ -206,3 +228,146 @@ def test_the_leaderboards_keys_are_the_ones_owned_lists() -> None:
         and kept_key("p", "cup", "p:match:cup-x-m00003") is None
     )
     assert {f.name for f in fields(board.ScopeKeys)} == {"base"}
+
+
+def with_record(lines: list[dict[str, Any]], tournament_id: str, **changed: str) -> list[dict[str, Any]]:
+    """The archive's lines with fields of the tournament's record changed."""
+    changed_lines = []
+    for line in lines:
+        if line.get("key") == f"tournament:{tournament_id}":
+            items = dict(line["items"])
+            line = {**line, "items": sorted({**items, **changed}.items())}
+        changed_lines.append(line)
+    return changed_lines
+
+
+def test_match_indices_are_the_ones_its_schedule_holds(
+    recorded: tuple[redis.Redis, str, str],  # noqa: F811
+    exported: tuple[Path, list[dict[str, Any]]],
+    tmp_path: Path,
+) -> None:
+    """A crafted archive cannot name matches its schedule does not hold (which `tournament delete` and
+    `export` would then look for), nor make a record count a billion of them."""
+    client, prefix, tournament_id = recorded
+    _, lines = exported
+    header, *keys, end = lines
+    stray = {"key": f"match:{tournament_id}-m00099", "type": "hash", "items": [["summary", "{}"]]}
+    more = {"end": True, "keys": end["keys"] + 1, "lines": end["lines"] + 1}
+    said = f"match:{tournament_id}-m00099 is the record of match 99, which its schedule does not hold"
+    refused(written(tmp_path / "stray", [header, *keys, stray, more]), prefix, said)
+    billion = with_record([header, *keys, end], tournament_id, matches="1000000000")
+    refused(written(tmp_path / "billion", billion), prefix, "its record counts '1000000000' matches, its "
+            "schedule holds 6")  # fmt: skip
+    schedule = f"tournament:{tournament_id}:schedule"
+    odd = [{**line, "items": [["007", "{}"], *line["items"][1:]]} if line.get("key") == schedule else line
+           for line in lines]  # fmt: skip
+    refused(written(tmp_path / "odd", odd), prefix, "its schedule names '007', not a match index")
+
+    # and a record in Redis that counts more than its schedule holds names its scheduled matches only
+    client.hset(Keys(prefix, tournament_id).tournament, "matches", 1_000_000)
+    assert match_indices(client, prefix, tournament_id) == list(range(6))
+
+
+def test_a_file_changed_between_its_check_and_its_import_writes_nothing(
+    recorded: tuple[redis.Redis, str, str],  # noqa: F811
+    exported: tuple[Path, list[dict[str, Any]]],
+    tmp_path: Path,
+) -> None:
+    """The import reads the file twice (checks it whole, then writes it): each line is checked again as
+    it is written, and the file must be the one checked, else nothing is left written."""
+    client, prefix, tournament_id = recorded
+    path, lines = exported
+    header, *keys, end = lines
+    summary = check_archive(path, prefix)
+    elsewhere = f"{prefix}-elsewhere"
+    token = {"key": "control-token:abc", "type": "string", "items": ["1"]}
+    try:
+        more = {**end, "keys": end["keys"] + 1, "lines": end["lines"] + 1}
+        swapped = written(tmp_path / "swapped", [header, token, *keys, more])
+        with pytest.raises(ArchiveError, match="line 2: 'control-token:abc' is not a key of tournament"):
+            import_tournament(client, elsewhere, swapped, summary=summary)  # checked as `path` was
+        assert list(client.scan_iter(match=f"{elsewhere}:*")) == []
+        edited = written(tmp_path / "edited", with_record(lines, tournament_id, status="cancelled"))
+        with pytest.raises(ArchiveError, match="changed since it was checked: not imported"):
+            import_tournament(client, elsewhere, edited, summary=summary)
+        assert list(client.scan_iter(match=f"{elsewhere}:*")) == []
+    finally:
+        delete_prefix(client, elsewhere)
+
+
+def test_an_export_while_a_match_is_recorded_is_the_tournament_as_of_one_moment(
+    recorded: tuple[redis.Redis, str, str],  # noqa: F811
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A match recorded while the export reads (here: as soon as it reports progress, after its first
+    round trip) is wholly out of the file: not in its results, its states, its record's count or its
+    match records."""
+    client, prefix, _ = recorded  # its bots registered
+    monkeypatch.setattr(transfer, "READ_BATCH", 1)  # a key a round trip: a match recorded between any two
+    tournament_id = lifecycle.create_checked(client, prefix, spec_from_dict({"name": "live", "bots": BOTS}))
+    lifecycle.start(client, prefix, tournament_id)
+    keys = Keys(prefix, tournament_id)
+    log = control_pb2.EventLogChunk(
+        events=[pb.Event(hand_started=pb.HandStarted(number=1))]
+    ).SerializeToString()
+
+    def play(index: int) -> None:
+        bots = scheduled_match(client, prefix, tournament_id, index).bots
+        assert record(client, keys, index, finished_match(keys.match_id(index), bots), log)
+
+    for index in (0, 1):
+        play(index)
+    recorded_meanwhile: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if not recorded_meanwhile:
+            recorded_meanwhile.append(done)
+            play(2)  # the last match is recorded while the export runs: the tournament finishes
+
+    path = tmp_path / "live.jsonl.gz"
+    exported = export_tournament(client, prefix, tournament_id, path, progress=progress)
+    assert recorded_meanwhile and states(client, prefix, tournament_id)[2] is MatchState.DONE
+    assert exported.matches == 2
+    elsewhere = f"{prefix}-elsewhere"
+    try:
+        import_tournament(client, elsewhere, path)
+        copy = load(client, elsewhere, tournament_id)
+        assert (copy.done, str(copy.status)) == (2, "running")
+        assert states(client, elsewhere, tournament_id) == {0: MatchState.DONE, 1: MatchState.DONE,
+                                                             2: MatchState.QUEUED}  # fmt: skip
+        there = existing(client, tournament_keys(client, elsewhere, tournament_id))
+        moved = {key.name.removeprefix(elsewhere) for key in there}
+        assert f":match:{keys.match_id(2)}" not in moved and f":match:{keys.match_id(1)}" in moved
+        results = client.lrange(Keys(elsewhere, tournament_id).results, 0, -1)
+        assert [text(m) for m in results] == [keys.match_id(0), keys.match_id(1)]
+    finally:
+        delete_prefix(client, elsewhere)
+
+
+def test_import_replace_of_a_file_that_does_not_import_keeps_the_tournament_here(
+    recorded: tuple[redis.Redis, str, str],  # noqa: F811
+    exported: tuple[Path, list[dict[str, Any]]],
+    tmp_path: Path,
+) -> None:
+    """The file's copy is written aside and read back before the one here is deleted: a record that
+    passes the file's checks but does not read as a tournament costs nothing."""
+    client, prefix, tournament_id = recorded
+    path, lines = exported
+    before = sorted(client.scan_iter(match=f"{prefix}:*"))
+    broken = written(tmp_path / "broken", with_record(lines, tournament_id, status="bogus"))
+    where = ["--redis-url", REDIS_URL, "--key-prefix", prefix]
+    result = CliRunner().invoke(cli, ["tournament", "import", str(broken), "--replace", *where])
+    assert result.exit_code == 1, result.output
+    assert sorted(client.scan_iter(match=f"{prefix}:*")) == before  # nothing staged is left either
+    assert load(client, prefix, tournament_id).done == 6
+    assert "its tournament does not read" in result.output and "here is untouched" in result.output
+
+    replaced = CliRunner().invoke(cli, ["tournament", "import", str(path), "--replace", *where])
+    assert replaced.exit_code == 0, replaced.output
+    assert (
+        "deleted the tournament here first" in replaced.output
+        and f"imported {tournament_id}" in replaced.output
+    )
+    assert load(client, prefix, tournament_id).done == 6
+    assert not list(client.scan_iter(match=f"{prefix}:importing:*"))

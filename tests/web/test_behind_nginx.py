@@ -22,10 +22,11 @@ import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.support.ui import WebDriverWait
 
+from tests.endpoints import status_of
 from tests.provision import missing
 from tests.web.browser import new_browser, requests_made, serving
 from tests.web.test_url_prefix import Site, html_links, site
-from tests.web.test_web import recorded, status_of
+from tests.web.test_web import recorded
 from tests.workers.harness import wait_until
 from uno_arena.v1 import game_pb2 as pb
 from uno_arena.web.app import create_app

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 import redis
 
+from tests.endpoints import status_of
 from tests.web.browser import serving
-from tests.web.test_web import recorded, status_of  # noqa: F401 (a fixture)
+from tests.web.test_web import recorded  # noqa: F401 (a fixture)
 from tests.workers.harness import wait_until
 from uno_arena.records import identity, live
 from uno_arena.records.spec import spec_from_dict

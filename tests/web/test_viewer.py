@@ -30,11 +30,11 @@ from selenium.webdriver.common.keys import Keys as Key
 from selenium.webdriver.support.ui import WebDriverWait
 
 from tests.conftest import RunningServer
+from tests.endpoints import status_of
 from tests.records.test_replay import forfeited_match, played_match
 from tests.sdk.runner import BackgroundBot
 from tests.server.botclient import TestBot, eager, play_match
 from tests.web.browser import browser, horizontal_overflow, narrow_browser, screenshot, serving
-from tests.web.test_web import status_of
 from tests.workers.harness import WorkerProcess
 from uno_arena.records import identity, live
 from uno_arena.records.match import RecordedMatch, load_match, record

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import redis
 
+from tests.endpoints import status_of
 from tests.provision import BROWSER_PACKAGES, missing
 from tests.records.test_tournament_ids import create_as_an_older_version
 from tests.web.browser import serving
@@ -70,14 +71,6 @@ def web_server(recorded: tuple[redis.Redis, str, str]) -> Iterator[str]:
     client, prefix, _ = recorded
     with serving(create_app(client, prefix, refresh=3)) as url:
         yield url
-
-
-def status_of(url: str) -> tuple[int, bytes]:
-    try:
-        with urllib.request.urlopen(url, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read()
 
 
 def chromium(*args: str) -> subprocess.CompletedProcess[bytes]:

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from tests.web.test_web import serving, status_of
+from tests.endpoints import status_of
+from tests.web.test_web import serving
 from tests.workers.harness import REDIS_URL, RedisServer, wait_until
 from uno_arena.web.app import ServerLimits, create_app, redis_client
 

@@ -1,4 +1,5 @@
-"""Real `uno-arena worker` processes, a Redis of a test's own to crash, and bounded waits."""
+"""Real `uno-arena worker` processes, SDK bots on a match server, a Redis of a test's own to crash, and
+bounded waits."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from pathlib import Path
 import grpc
 import redis
 
-from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT, free_port
+from tests.conftest import REDIS_DB, REDIS_HOST, REDIS_PORT, RunningServer, free_port
+from tests.sdk.runner import BackgroundBot
+from uno_arena.sdk import Bot
 
 REDIS_URL = f"redis://{REDIS_HOST}:{REDIS_PORT}/{REDIS_DB}"
 
@@ -58,6 +61,20 @@ class WorkerProcess:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
+
+
+def connect_bots(server: RunningServer, bots: dict[str, Bot],
+                 running: list[BackgroundBot] | None = None) -> list[BackgroundBot]:  # fmt: skip
+    """An SDK client for each bot, registered on the server under its name (up to 4 matches at once),
+    and wait until each is connected; they are returned. Given `running` (the `bots` fixture's list,
+    which stops them however the test ends), each is added to it as it starts."""
+    started = running if running is not None else []
+    first = len(started)
+    for name, bot in bots.items():
+        started.append(BackgroundBot(bot, server.address, name, server.register(name), max_matches=4))
+    for client in started[first:]:
+        client.wait_connected()
+    return started[first:]
 
 
 class _Killable:

@@ -4,7 +4,8 @@
 A finished tournament is exported, deleted (nothing of it left: no key, no RQ job) and imported into
 another Redis database: its leaderboard, head to head, every replay and every page of the web view are
 what they were. A tournament being played is refused by `delete` (and `export`) unless forced; forced,
-its running match's work horse is stopped and nothing of it is left behind.
+its running match's work horse is stopped (counted as stopped, not failed) and nothing of it is left
+behind. Deleting a tournament leaves those whose ids look like its own or its matches' untouched.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import json
 import re
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,17 +23,17 @@ import redis
 from click.testing import CliRunner
 from rq import Worker
 
-from tests.conftest import RunningServer
+from tests.conftest import RunningServer, free_port
+from tests.endpoints import scrape, status_of
 from tests.sdk.runner import BackgroundBot
-from tests.web.test_web import status_of
 from tests.web.test_web_serving import WebProcess
-from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
+from tests.workers.harness import REDIS_URL, WorkerProcess, connect_bots, wait_until
 from uno_arena.cli.main import cli
 from uno_arena.leaderboard import board
 from uno_arena.records.match import match_records
 from uno_arena.records.owned import tournament_keys
 from uno_arena.records.tournament import MatchState, TournamentStatus, load, states
-from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.workers.queue import job_id, match_queue, tournament_jobs
@@ -50,27 +51,11 @@ class PonderingGreedyBot(GreedyBot):
 
 
 @pytest.fixture
-def workers(match_server: RunningServer) -> Iterator[list[WorkerProcess]]:
-    started: list[WorkerProcess] = []
-    yield started
-    for worker in started:
-        worker.stop()
-
-
-@pytest.fixture
 def webs() -> Iterator[list[WebProcess]]:
     started: list[WebProcess] = []
     yield started
     for web in started:
         web.stop()
-
-
-def connect_bots(server: RunningServer, bots: dict[str, Bot]) -> list[BackgroundBot]:
-    running = [BackgroundBot(bot, server.address, name, server.register(name), max_matches=4)
-               for name, bot in bots.items()]  # fmt: skip
-    for bot in running:
-        bot.wait_connected()
-    return running
 
 
 def run(prefix: str, *args: str, url: str = REDIS_URL) -> Any:
@@ -85,15 +70,19 @@ def ok(prefix: str, *args: str, url: str = REDIS_URL) -> str:
 
 
 def play(server: RunningServer, workers: list[WorkerProcess], tmp_path: Path, tournament_id: str,
-         target: int) -> None:  # fmt: skip
+         target: int, worker_options: Sequence[str] = ()) -> None:  # fmt: skip
+    """Create and start a tournament of the three bots to `target`, and start a worker (with these
+    options) unless one runs already."""
     spec = tmp_path / f"{tournament_id}.toml"
     bots = json.dumps(list(BOTS))
     spec.write_text(f'name = "{tournament_id}"\nbots = {bots}\ntarget = {target}\nseed = 3\n'
                     f'server = "{server.address}"\n[deadlines]\nwait_for_bots_ms = 5000\n')  # fmt: skip
     ok(server.prefix, "tournament", "create", str(spec), "--id", tournament_id)
     ok(server.prefix, "tournament", "start", tournament_id)
-    worker = WorkerProcess(server.prefix, server.control_token, tmp_path / f"worker{len(workers)}.log")
-    workers.append(worker.start())
+    if not workers:
+        worker = WorkerProcess(server.prefix, server.control_token, tmp_path / "worker.log",
+                               options=worker_options)  # fmt: skip
+        workers.append(worker.start())
 
 
 def prefix_keys_naming(client: redis.Redis, prefix: str, tournament_id: str) -> list[str]:
@@ -158,11 +147,11 @@ def without_update_times(value: Any) -> Any:
 
 
 def test_a_finished_tournament_round_trips_through_export_delete_and_import(
-    match_server: RunningServer, workers: list[WorkerProcess], webs: list[WebProcess],
-    other_database: tuple[redis.Redis, str], tmp_path: Path,
+    match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot],
+    webs: list[WebProcess], other_database: tuple[redis.Redis, str], tmp_path: Path,
 ) -> None:  # fmt: skip
     client, prefix = match_server.redis, match_server.prefix
-    bots = connect_bots(match_server, {"greedy": GreedyBot(), "rand": RandomBot(2), "steady": GreedyBot()})
+    connect_bots(match_server, {"greedy": GreedyBot(), "rand": RandomBot(2), "steady": GreedyBot()}, bots)
     play(match_server, workers, tmp_path, "cup", target=100)
     wait_until(lambda: load(client, prefix, "cup").status is TournamentStatus.FINISHED, 120, "the tournament")
     for scope in ("cup", board.ALL):  # each match job refreshes the tables just after recording
@@ -232,16 +221,15 @@ def test_a_finished_tournament_round_trips_through_export_delete_and_import(
     replaced = ok(prefix, "tournament", "import", str(archive), "--replace", url=other_url)
     assert "deleted the tournament here first" in replaced and "imported cup" in replaced
     assert pages(web_after.url, "cup", match_ids) == after
-    for bot in bots:
-        bot.stop()
 
 
 def test_delete_refuses_a_tournament_being_played_and_force_stops_it(
-    match_server: RunningServer, workers: list[WorkerProcess], tmp_path: Path
+    match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
 ) -> None:
     client, prefix = match_server.redis, match_server.prefix
-    bots = connect_bots(match_server, {name: PonderingGreedyBot() for name in BOTS})
-    play(match_server, workers, tmp_path, "long", target=500)
+    connect_bots(match_server, {name: PonderingGreedyBot() for name in BOTS}, bots)
+    address = f"127.0.0.1:{free_port()}"
+    play(match_server, workers, tmp_path, "long", target=500, worker_options=["--metrics", address])
     wait_until(lambda: MatchState.RUNNING in states(client, prefix, "long").values(), 60, "a match to run")
 
     refused = run(prefix, "tournament", "delete", "long")
@@ -265,7 +253,57 @@ def test_delete_refuses_a_tournament_being_played_and_force_stops_it(
     assert keys_naming(client, prefix, "long") == []
     assert json.loads(ok(prefix, "tournament", "list", "--json")) == []
     assert workers[0].alive  # a stopped job costs its work horse, never the worker
-    # the match server plays the stopped match on (nothing will record it): end it, then the bots
+    # the worker counts the stopped job as stopped: no failure for an operator to be alerted to
+    counted = scrape(f"http://{address}/metrics")
+    assert counted.value("uno_arena_worker_matches_stopped_total") == len(forced["stopped"]) == 1
+    assert counted.value("uno_arena_worker_matches_failed_total") == 0
+    assert counted.value("uno_arena_worker_matches_retried_total") == 0
+    # the match server plays the stopped match on (nothing will record it): end it (the fixtures stop the
+    # bots and the worker)
     assert match_server.call_soon(match_server.arena.drain(0)).result(30) == 1
-    for bot in bots:
-        bot.stop()
+
+
+def test_deleting_a_tournament_leaves_tournaments_of_like_ids_untouched(
+    match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
+) -> None:
+    """`cup` beside `cup1` (its id a prefix of theirs) and `cup-m00000` (an id that is the name of `cup`'s
+    first match): deleting `cup` leaves every key and RQ job of the other two as it was."""
+    client, prefix = match_server.redis, match_server.prefix
+    connect_bots(match_server, {"greedy": GreedyBot(), "rand": RandomBot(2), "steady": GreedyBot()}, bots)
+    ids = ("cup", "cup1", "cup-m00000")
+    for tournament_id in ids:
+        play(match_server, workers, tmp_path, tournament_id, target=30)
+
+    def settled() -> bool:  # every match recorded, every table stored, no job left to run
+        tables = [board.load(client, prefix, scope) for scope in (*ids, board.ALL)]
+        counted = [table.matches if table else 0 for table in tables]
+        found = Worker.all(queue=match_queue(client, prefix))
+        return (counted == [3, 3, 3, 9] and not match_queue(client, prefix).get_job_ids()
+                and bool(found) and all(w.get_state() == "idle" for w in found))  # fmt: skip
+
+    wait_until(settled, 120, "the three tournaments to be played and their leaderboards stored")
+    siblings = ids[1:]
+    mine = {key.name for key in tournament_keys(client, prefix, "cup")}
+    shared = {f"{prefix}:tournaments", *board.scope_keys(prefix, board.ALL).state}
+
+    def theirs() -> dict[str, Any]:
+        """Every key under the prefix but `cup`'s and the shared ones, by its contents (DUMP); the RQ
+        traces of the siblings' jobs, and their job hashes' contents."""
+        under = [k.decode() for k in client.scan_iter(match=f"{prefix}:*", count=1000)]
+        found: dict[str, Any] = {name: client.dump(name) for name in under if name not in mine | shared}
+        for sibling in siblings:
+            found[f"rq traces of {sibling}"] = sorted(rq_traces(client, prefix, sibling))
+            for job in tournament_jobs(client, prefix, sibling, range(3)):
+                found[f"rq:job:{job}"] = client.dump(f"rq:job:{job}")
+        return found
+
+    before = theirs()
+    assert all(before[f"rq traces of {sibling}"] for sibling in siblings)
+    assert sum(name.startswith(f"{prefix}:match:cup-m00000-m") for name in before) == 3
+    deleted = ok(prefix, "tournament", "delete", "cup")
+    assert re.search(r"deleted tournament cup: \d+ keys \(.*3 match records.*\), 3 RQ jobs", deleted), deleted
+    assert [name for name in sorted(mine) if client.exists(name)] == []
+    assert rq_traces(client, prefix, "cup") == []
+    assert theirs() == before
+    assert [t["id"] for t in json.loads(ok(prefix, "tournament", "list", "--json"))] == list(siblings)
+    assert board.current(client, prefix, None).matches == 6  # the overall table: the siblings' alone

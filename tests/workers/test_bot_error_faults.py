@@ -9,8 +9,8 @@ from pathlib import Path
 
 from tests.conftest import RunningServer
 from tests.server.test_bot_errors import Flaky
-from tests.workers.harness import WorkerProcess, wait_until
-from tests.workers.test_tournament import connect_bots, finished, invoke, start_worker
+from tests.workers.harness import WorkerProcess, connect_bots, wait_until
+from tests.workers.test_tournament import finished, invoke, start_worker
 from uno_arena.leaderboard import board
 from uno_arena.records.match import match_records
 from uno_arena.records.spec import spec_from_dict

@@ -14,8 +14,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from tests.conftest import RunningServer
-from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
-from tests.workers.test_tournament import connect_bots, finished, invoke, start_worker
+from tests.workers.harness import REDIS_URL, WorkerProcess, connect_bots, wait_until
+from tests.workers.test_tournament import finished, invoke, start_worker
 from uno_arena.cli.main import cli
 from uno_arena.records.match import load_match
 from uno_arena.records.replay import AUTOMATIC

@@ -13,14 +13,13 @@ from typing import Any
 import redis
 
 from tests.conftest import RunningServer
+from tests.endpoints import status_of
 from tests.sdk.runner import BackgroundBot
 from tests.web.test_live import Message, follow, web
-from tests.web.test_web import status_of
-from tests.workers.harness import ServerProcess, WorkerProcess, wait_until
+from tests.workers.harness import ServerProcess, WorkerProcess, connect_bots, wait_until
 from tests.workers.test_tournament import (
     SlowGreedyBot,
     assert_recorded_once,
-    connect_bots,
     finished,
     start_worker,
 )

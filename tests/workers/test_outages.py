@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -23,16 +23,23 @@ from rq.registry import ScheduledJobRegistry
 from rq.worker import Worker
 
 from tests.conftest import RunningServer, free_port
+from tests.endpoints import scrape
 from tests.sdk.runner import BackgroundBot
-from tests.test_metrics import scrape
-from tests.workers.harness import REDIS_URL, RedisServer, ServerProcess, WorkerProcess, wait_until
+from tests.workers.harness import (
+    REDIS_URL,
+    RedisServer,
+    ServerProcess,
+    WorkerProcess,
+    connect_bots,
+    wait_until,
+)
 from uno_arena.cli.main import cli
 from uno_arena.records import identity
 from uno_arena.records.match import load_match
 from uno_arena.records.outage import patient_client
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, errors, load, states, text
-from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.v1 import codec, control_pb2, control_pb2_grpc
 from uno_arena.workers import lifecycle
@@ -46,21 +53,6 @@ class SlowGreedyBot(GreedyBot):
     def decide(self, observation: Observation) -> Action:
         time.sleep(0.01)
         return super().decide(observation)
-
-
-@pytest.fixture
-def bots() -> Iterator[list[BackgroundBot]]:
-    running: list[BackgroundBot] = []
-    yield running
-    for bot in running:
-        bot.stop()
-
-
-def connect(server: RunningServer, running: list[BackgroundBot], bots: dict[str, Bot]) -> None:
-    for name, bot in bots.items():
-        running.append(BackgroundBot(bot, server.address, name, server.register(name), max_matches=4))
-    for client in running:
-        client.wait_connected()
 
 
 def recorded_ids(client: redis.Redis, prefix: str, tournament_id: str) -> list[str]:
@@ -92,9 +84,8 @@ def finished(client: redis.Redis, prefix: str, tournament_id: str) -> bool:
 def test_a_busy_worker_outlives_a_redis_crash_and_records_the_match_once(
     match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
 ) -> None:
-    connect(
-        match_server, bots, {"slow1": SlowGreedyBot(), "slow2": SlowGreedyBot(), "slow3": SlowGreedyBot()}
-    )
+    connect_bots(match_server, {"slow1": SlowGreedyBot(), "slow2": SlowGreedyBot(), "slow3": SlowGreedyBot()},
+                 bots)  # fmt: skip
     crashing = RedisServer(tmp_path / "redis").start()
     client, prefix = crashing.client(), "crash"
     try:
@@ -171,8 +162,8 @@ def test_workers_ride_out_a_redis_refusing_writes_and_record_every_match_once(
     how: str, match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot],
     tmp_path: Path,
 ) -> None:  # fmt: skip
-    connect(
-        match_server, bots, {"slow1": SlowGreedyBot(), "slow2": SlowGreedyBot(), "slow3": SlowGreedyBot()}
+    connect_bots(
+        match_server, {"slow1": SlowGreedyBot(), "slow2": SlowGreedyBot(), "slow3": SlowGreedyBot()}, bots
     )
     refusing = RedisServer(tmp_path / "redis").start()
     client, prefix = refusing.client(), "refusing"
@@ -303,7 +294,7 @@ def test_a_retry_is_picked_up_within_seconds_when_the_worker_that_ran_it_is_kill
     match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
 ) -> None:
     client, prefix = match_server.redis, match_server.prefix
-    connect(match_server, bots, {"here": GreedyBot()})
+    connect_bots(match_server, {"here": GreedyBot()}, bots)
     late_token = match_server.register("late")
     spec = spec_from_dict({
         "name": "late", "bots": ["here", "late"], "target": 50, "server": match_server.address,
@@ -357,7 +348,7 @@ def test_a_match_id_the_server_knows_as_another_match_is_not_recorded(
     match_server: RunningServer, workers: list[WorkerProcess], bots: list[BackgroundBot], tmp_path: Path
 ) -> None:
     client, prefix = match_server.redis, match_server.prefix
-    connect(match_server, bots, {"a": GreedyBot(), "b": GreedyBot(), "c": GreedyBot()})
+    connect_bots(match_server, {"a": GreedyBot(), "b": GreedyBot(), "c": GreedyBot()}, bots)
     spec = spec_from_dict({"name": "taken", "bots": ["a", "b", "c"], "target": 100, "seed": 3,
                            "server": match_server.address, "retries": {"attempts": 1}})  # fmt: skip
     scheduled = schedule(spec.bots, spec.seats, spec.cycles, spec.seed, spec.rules)[0]

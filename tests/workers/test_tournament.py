@@ -15,13 +15,13 @@ from click.testing import CliRunner
 
 from tests.conftest import RunningServer
 from tests.sdk.runner import BackgroundBot
-from tests.workers.harness import REDIS_URL, WorkerProcess, wait_until
+from tests.workers.harness import REDIS_URL, WorkerProcess, connect_bots, wait_until
 from uno_arena.cli.main import cli
 from uno_arena.leaderboard import board
 from uno_arena.records.match import load_match, match_records, record
 from uno_arena.records.spec import spec_from_dict
 from uno_arena.records.tournament import Keys, MatchState, TournamentStatus, errors, load, states
-from uno_arena.sdk import Action, Bot, Observation
+from uno_arena.sdk import Action, Observation
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
@@ -53,14 +53,6 @@ def start_worker(server: RunningServer, started: list[WorkerProcess], tmp_path: 
     ).start()
     started.append(worker)
     return worker
-
-
-def connect_bots(server: RunningServer, bots: dict[str, Bot]) -> list[BackgroundBot]:
-    running = [BackgroundBot(bot, server.address, name, server.register(name), max_matches=4)
-               for name, bot in bots.items()]  # fmt: skip
-    for bot in running:
-        bot.wait_connected()
-    return running
 
 
 def invoke(server: RunningServer, *args: str) -> str:

@@ -23,7 +23,8 @@ from uno_arena.records.transfer import (
     check_archive,
     conflicts,
     export_tournament,
-    import_tournament,
+    publish_import,
+    stage_import,
 )
 from uno_arena.workers.removal import Removal, delete_tournament
 
@@ -112,8 +113,9 @@ def _size(size: int) -> str:
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--replace", is_flag=True,
-              help="Delete the tournament of the same id here first, its keys and RQ jobs (refused while it "
-                   "is being played). Default: refuse to import over it.")  # fmt: skip
+              help="Replace the tournament of the same id here: once the file's copy is written aside and "
+                   "reads, delete that one (its keys and RQ jobs; refused while it is being played) and put "
+                   "the new one in its place. Default: refuse to import over it.")  # fmt: skip
 @click.option("--max-mib", type=click.IntRange(1, 1 << 20), default=DEFAULT_MAX_BYTES // 2**20,
               show_default=True,
               help="Refuse a file holding more JSON than this, once decompressed.")  # fmt: skip
@@ -130,19 +132,39 @@ def import_command(file: Path, replace: bool, max_mib: int, as_json: bool, redis
         raise click.ClickException(str(error)) from None
     tournament_id = summary.header.tournament_id
     client = connect(redis_url)
-    replaced: Removal | None = None
-    if conflicts(client, key_prefix, summary):
+    replacing = bool(conflicts(client, key_prefix, summary))
+    if replacing:
         if not replace:
             raise click.ClickException(f"tournament {tournament_id!r} already exists under {key_prefix!r}: "
                                        "--replace deletes it first (or import it into another Redis, "
                                        "database or --key-prefix)")  # fmt: skip
-        replaced = _delete(client, key_prefix, tournament_id, force=False)
-        board.forget_deleted(client, key_prefix)
+        reason = being_played(client, key_prefix, tournament_id)
+        if reason is not None:  # refused before the file is read again (the deletion checks again)
+            raise click.ClickException(f"tournament {tournament_id!r} is being played: {reason}: --replace "
+                                       "replaces only a tournament that is not")  # fmt: skip
+    # The file's copy is written aside (a staging prefix) and read back first: a file that cannot be
+    # imported never costs the copy already here, which is deleted only then.
     try:
         with progress_bar(f"importing {tournament_id}") as report:
-            imported = import_tournament(client, key_prefix, file, max_bytes, report, summary)
+            staged = stage_import(client, key_prefix, file, summary, max_bytes, report)
     except (ArchiveError, TournamentError) as error:
-        raise click.ClickException(str(error)) from None
+        kept = f" (tournament {tournament_id!r} here is untouched)" if replacing else ""
+        raise click.ClickException(f"{error}{kept}") from None
+    replaced: Removal | None = None
+    published = False
+    try:
+        if replacing:
+            replaced = _delete(client, key_prefix, tournament_id, force=False)
+            board.forget_deleted(client, key_prefix)
+        imported = publish_import(client, staged)
+        published = True
+    except TournamentError as error:
+        lost = (f"; tournament {tournament_id!r} that was here had been deleted first: import {file} again "
+                "to put it back" if replaced is not None else "")  # fmt: skip
+        raise click.ClickException(f"{error}{lost}") from None
+    finally:
+        if not published:
+            staged.discard(client)
     board.take_in_imported(client, key_prefix, tournament_id)
     if as_json:
         header = summary.header

@@ -51,7 +51,10 @@ def leaderboard(tournament_id: str | None, as_json: bool, as_csv: bool, refresh:
     scope = tournament_id or board.ALL
     table = None if refresh else board.load(client, key_prefix, scope)
     if table is None:
-        table = board.rebuild(client, key_prefix, scope)
+        try:
+            table = board.rebuild(client, key_prefix, scope)
+        except TournamentError as error:  # deleted since it was checked
+            raise click.ClickException(str(error)) from None
     # one tournament's rules: every match of it was played under them (all tournaments may mix rules)
     rules = load(client, key_prefix, tournament_id).spec.rules if tournament_id is not None else None
     if as_json:

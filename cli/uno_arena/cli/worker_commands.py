@@ -127,11 +127,14 @@ def health(redis_url: str, key_prefix: str, name: str | None, max_age: float | N
         raise SystemExit(REDIS_DOWN) from None
     finally:
         store.close()
-    if not found:
-        say(f"unhealthy: no worker is registered on queue {queue_name(key_prefix)}", err=True)
-        raise SystemExit(UNHEALTHY)
-    for each in found:
+    for each in found.workers:
         say(f"{each.name}: {'healthy' if each.healthy else 'unhealthy'}: {each.detail}",
             err=not each.healthy)  # fmt: skip
-    if not all(each.healthy for each in found):
+    for gone in found.gone:
+        say(f"{gone}: gone: still listed on the queue, but its heartbeat stopped long enough for RQ to drop "
+            "it (killed, frozen); not counted (RQ's maintenance unlists it within 10 minutes)")  # fmt: skip
+    if not found.workers:
+        say(f"unhealthy: no worker is registered on queue {queue_name(key_prefix)}", err=True)
+        raise SystemExit(UNHEALTHY)
+    if not found.healthy:
         raise SystemExit(UNHEALTHY)

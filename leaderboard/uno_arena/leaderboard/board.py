@@ -19,6 +19,12 @@ the scope's lock; a job that finds it taken leaves, and the holder takes every m
 over and over until none is left. Writes are a MULTI/EXEC under WATCH of the scope's `meta` hash, so
 two writers can never both commit from the same state, lock or no lock.
 
+Nothing is written for a tournament that is not listed (`tournament delete` takes its id out of the
+prefix's index `{p}:tournaments` before it deletes its keys; `tournament import` lists it last): its
+mark and its table's lock are set by scripts that check the index, and a table's update WATCHes the
+index too, so a refresh that was already running when its tournament was deleted commits nothing of it
+and re-creates none of its keys.
+
 Keys (docs/redis.md), for a scope (a tournament id, or `all`) under `{p}:leaderboard:{scope}`:
 `:meta`, `:ratings`, `:tally`, `:h2h`, `:met`, `:steps`, `:order`, `:dirty`, `:lock`.
 """
@@ -47,8 +53,8 @@ from uno_arena.leaderboard.standings import (
     tally,
 )
 from uno_arena.records.match import MatchRecord, match_key, match_records
-from uno_arena.records.owned import leaderboard_key
-from uno_arena.records.tournament import Keys, exists, list_ids, text
+from uno_arena.records.owned import LeaderboardPart, leaderboard_key
+from uno_arena.records.tournament import Keys, TournamentError, exists, index_key, list_ids, text
 
 ALL = "all"
 WINDOW = 2048  # rating steps kept undoable: far more than results ever arrive out of order
@@ -106,47 +112,51 @@ def compute(records: Iterable[MatchRecord]) -> Table:
 
 @dataclass(frozen=True, slots=True)
 class ScopeKeys:
-    """The Redis keys of one stored leaderboard."""
+    """The Redis keys of one stored leaderboard: `{base}:{part}`, named by `records.owned.LeaderboardPart`
+    (which `tournament export`, `import` and `delete` read too)."""
 
     base: str
+
+    def part(self, part: LeaderboardPart) -> str:
+        return f"{self.base}:{part}"
 
     @property
     def meta(self) -> str:
         """Hash: `built`, `matches`, `updated`, `floor` (the last order key out of the window), and
         `cursor:{tournament id}`: how many entries of its results list are in."""
-        return f"{self.base}:meta"
+        return self.part(LeaderboardPart.META)
 
     @property
     def ratings(self) -> str:
-        return f"{self.base}:ratings"  # hash: bot -> "mu sigma" (repr floats: exact)
+        return self.part(LeaderboardPart.RATINGS)  # hash: bot -> "mu sigma" (repr floats: exact)
 
     @property
     def tally(self) -> str:
-        return f"{self.base}:tally"  # hash: "bot count" -> integer (`standings.COUNTS`)
+        return self.part(LeaderboardPart.TALLY)  # hash: "bot count" -> integer (`standings.COUNTS`)
 
     @property
     def h2h(self) -> str:
-        return f"{self.base}:h2h"  # hash: "bot other" -> half-points bot scored against other
+        return self.part(LeaderboardPart.H2H)  # hash: "bot other" -> half-points bot scored against other
 
     @property
     def met(self) -> str:
-        return f"{self.base}:met"  # hash: "bot other" -> tables they shared
+        return self.part(LeaderboardPart.MET)  # hash: "bot other" -> tables they shared
 
     @property
     def steps(self) -> str:
-        return f"{self.base}:steps"  # hash: order key -> JSON {id, bots, ranks, before}
+        return self.part(LeaderboardPart.STEPS)  # hash: order key -> JSON {id, bots, ranks, before}
 
     @property
     def order(self) -> str:
-        return f"{self.base}:order"  # sorted set, all scores 0: the window's order keys
+        return self.part(LeaderboardPart.ORDER)  # sorted set, all scores 0: the window's order keys
 
     @property
     def dirty(self) -> str:
-        return f"{self.base}:dirty"  # set: tournaments with results not taken in yet
+        return self.part(LeaderboardPart.DIRTY)  # set: tournaments with results not taken in yet
 
     @property
     def lock(self) -> str:
-        return f"{self.base}:lock"
+        return self.part(LeaderboardPart.LOCK)
 
     @property
     def state(self) -> tuple[str, ...]:
@@ -198,12 +208,41 @@ def current(client: redis.Redis, prefix: str, tournament_id: str | None,
 def refresh(client: redis.Redis, prefix: str, tournament_id: str) -> None:
     """Take the tournament's new results into its table and the overall one (a job calls this after
     recording its match); returns at once if another job holds a table's lock, which then takes them.
-    A tournament deleted meanwhile (`tournament delete`) has no table to write: nothing is done."""
+    A tournament deleted before or meanwhile (`tournament delete`) has no table to write: nothing of it
+    is written."""
     if not exists(client, prefix, tournament_id):
         return
     for scope in (tournament_id, ALL):
-        client.sadd(scope_keys(prefix, scope).dirty, tournament_id)
+        if not _mark(client, prefix, scope, [tournament_id]):
+            return  # deleted since: not listed any more
         _drain(client, prefix, scope, rebuild=False)
+
+
+# Mark listed tournaments (ARGV) as having results to take in (KEYS[2]: a scope's `dirty`); those not in
+# the prefix's index (KEYS[1]) are deleted, or not imported yet: they are not marked. How many were.
+_MARK = """
+local marked = 0
+for i = 1, #ARGV do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) then
+    redis.call('SADD', KEYS[2], ARGV[i])
+    marked = marked + 1
+  end
+end
+return marked
+"""
+
+
+def _mark(client: redis.Redis, prefix: str, scope: str, tournaments: list[str]) -> int:
+    return int(client.eval(_MARK, 2, index_key(prefix), scope_keys(prefix, scope).dirty, *tournaments))
+
+
+# Take a scope's lock (KEYS[1]) for ARGV[2] ms; a tournament's (ARGV[3], not '') only while it is listed in
+# the index (KEYS[2]). 1: taken; 0: another holder has it; -1: the tournament is not listed.
+_LOCK = """
+if ARGV[3] ~= '' and not redis.call('ZSCORE', KEYS[2], ARGV[3]) then return -1 end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return 1 end
+return 0
+"""
 
 
 def take_in_imported(client: redis.Redis, prefix: str, tournament_id: str) -> None:
@@ -228,8 +267,11 @@ def forget_deleted(client: redis.Redis, prefix: str) -> bool:
 
 
 def rebuild(client: redis.Redis, prefix: str, scope: str) -> Table:
-    """Recompute the scope's table from every recorded match (`uno-arena leaderboard --refresh`)."""
+    """Recompute the scope's table from every recorded match (`uno-arena leaderboard --refresh`). A
+    TournamentError for a tournament that is not listed (deleted, or not imported yet): nothing is written."""
     _drain(client, prefix, scope, rebuild=True)
+    if scope != ALL and not exists(client, prefix, scope):
+        raise TournamentError(f"no tournament {scope!r} (see `uno-arena tournament list`)")
     table = load(client, prefix, scope)
     assert table is not None  # just built
     return table
@@ -245,9 +287,13 @@ def _drain(client: redis.Redis, prefix: str, scope: str, rebuild: bool) -> None:
     deadline = time.monotonic() + HOLD_BUDGET_S
     waited_until = time.monotonic() + WAIT_FOR_LOCK_S
     pause = 0.01
+    listed = "" if scope == ALL else scope  # a tournament's lock is taken only while it is listed
     while True:
         token = secrets.token_hex(8)
-        if not client.set(keys.lock, token, nx=True, px=LOCK_MS):
+        taken = client.eval(_LOCK, 2, keys.lock, index_key(prefix), token, LOCK_MS, listed)
+        if taken == -1:
+            return  # deleted: nothing of it is written
+        if not taken:
             if not rebuild or time.monotonic() > waited_until:
                 return
             time.sleep(pause)  # a forced rebuild waits its turn (the holder is mid-update)
@@ -260,8 +306,8 @@ def _drain(client: redis.Redis, prefix: str, scope: str, rebuild: bool) -> None:
             if claimed or rebuild:
                 _update(client, prefix, scope, claimed, rebuild)
         except BaseException:
-            if claimed:  # leave them marked for the next update
-                client.sadd(keys.dirty, *claimed)
+            if claimed:  # leave them marked for the next update (those still listed)
+                _mark(client, prefix, scope, sorted(claimed))
             raise
         finally:
             client.eval(_RELEASE, 1, keys.lock, token)
@@ -277,12 +323,18 @@ return 0
 
 
 def _update(client: redis.Redis, prefix: str, scope: str, claimed: set[str], rebuild: bool) -> None:
-    """One update under WATCH of `meta`: retried from a fresh read if another writer committed first."""
+    """One update under WATCH of `meta` and of the prefix's index of tournaments: retried from a fresh
+    read if another writer committed first, or a tournament was deleted (or listed) meanwhile. A
+    tournament's table is not written once the tournament is no longer listed."""
     keys = scope_keys(prefix, scope)
+    listed = index_key(prefix)
     while True:
         with client.pipeline(transaction=True) as pipe:
             try:
-                pipe.watch(keys.meta)  # type: ignore[no-untyped-call]
+                pipe.watch(keys.meta, listed)  # type: ignore[no-untyped-call]
+                if scope != ALL and pipe.zscore(listed, scope) is None:
+                    pipe.unwatch()
+                    return  # deleted: its table is not written
                 meta = _texts(pipe.hgetall(keys.meta))
                 if rebuild or not meta.get("built") or not _add(client, pipe, prefix, keys, meta, claimed):
                     _rebuild(client, pipe, prefix, scope, keys)
@@ -295,7 +347,12 @@ def _add(client: redis.Redis, pipe: Any, prefix: str, keys: ScopeKeys, meta: Map
          tournaments: Iterable[str]) -> bool:  # fmt: skip
     """Add the tournaments' results recorded since the last update; False if one is older than the
     window (the caller rebuilds)."""
-    cursors = {t: int(meta.get(f"cursor:{t}", 0)) for t in tournaments}
+    asked = sorted(tournaments)
+    with client.pipeline(transaction=False) as reads:  # a deleted one is not counted (`_update`)
+        for tournament_id in asked:
+            reads.zscore(index_key(prefix), tournament_id)
+        listed = [t for t, score in zip(asked, reads.execute(), strict=True) if score is not None]
+    cursors = {t: int(meta.get(f"cursor:{t}", 0)) for t in listed}
     with client.pipeline(transaction=False) as reads:
         for tournament_id, start in cursors.items():
             reads.lrange(Keys(prefix, tournament_id).results, start, -1)

@@ -30,6 +30,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import gzip
+import hashlib
 import io
 import json
 import math
@@ -202,6 +203,7 @@ class ArchiveReader:
         self.max_bytes = max_bytes
         self.read_bytes = 0
         self.line_number = 0
+        self._digest = hashlib.sha256()  # of every line read: a file read twice is the same file
         try:
             raw = path.open("rb")
         except FileNotFoundError:
@@ -223,6 +225,10 @@ class ArchiveReader:
     def close(self) -> None:
         self._file.close()
         self._raw.close()
+
+    def digest(self) -> str:
+        """SHA-256 of the (decompressed) lines read so far: read to the end, the file's contents."""
+        return self._digest.hexdigest()
 
     def __enter__(self) -> ArchiveReader:
         return self
@@ -249,6 +255,7 @@ class ArchiveReader:
             return None
         self.line_number += 1
         self.read_bytes += len(line)
+        self._digest.update(line)
         if len(line) > MAX_LINE_BYTES:
             raise self._error(f"longer than {MAX_LINE_BYTES // 2**20} MiB: not a line this format has")
         if self.read_bytes > self.max_bytes:

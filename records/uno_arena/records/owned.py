@@ -6,7 +6,7 @@ A tournament owns:
   (`{p}:tournament:{id}` and `{p}:tournament:{id}:...`, `uno_arena.records.tournament.Keys`);
 - each match's record (`{p}:match:{id}-mNNNNN`, `uno_arena.records.match`);
 - its stored leaderboard (`{p}:leaderboard:{id}:...`, `uno_arena.leaderboard.board`, whose key names
-  are `leaderboard_key` and `LEADERBOARD_PARTS` here);
+  are `leaderboard_key` and `LeaderboardPart` here);
 - while it runs: each match's lease and queueing lock, live stream (`{p}:live:{match id}`) and its
   list of running matches (`{p}:tournament:{id}:running`, `uno_arena.records.live`).
 
@@ -61,19 +61,33 @@ def leaderboard_key(prefix: str, scope: str) -> str:
     return f"{prefix}:leaderboard:{scope}"
 
 
-# The parts of a stored leaderboard, `{leaderboard_key}:{part}` (uno_arena.leaderboard.board.ScopeKeys;
-# a test holds the two together), and whether an archive keeps them: `dirty` (tournaments with results
-# not taken in yet) and `lock` are work in progress, which the import's refresh redoes.
-LEADERBOARD_PARTS: dict[str, tuple[KeyType, bool]] = {
-    "meta": (KeyType.HASH, True),
-    "ratings": (KeyType.HASH, True),
-    "tally": (KeyType.HASH, True),
-    "h2h": (KeyType.HASH, True),
-    "met": (KeyType.HASH, True),
-    "steps": (KeyType.HASH, True),
-    "order": (KeyType.ZSET, True),
-    "dirty": (KeyType.SET, False),
-    "lock": (KeyType.STRING, False),
+class LeaderboardPart(enum.StrEnum):
+    """The parts of a stored leaderboard, each the key `{leaderboard_key}:{part}`: the one place their names
+    are written (`uno_arena.leaderboard.board.ScopeKeys` names its keys by these)."""
+
+    META = "meta"
+    RATINGS = "ratings"
+    TALLY = "tally"
+    H2H = "h2h"
+    MET = "met"
+    STEPS = "steps"
+    ORDER = "order"
+    DIRTY = "dirty"
+    LOCK = "lock"
+
+
+# Each part's type, and whether an archive keeps it: `dirty` (tournaments with results not taken in yet)
+# and `lock` are work in progress, which the import's refresh redoes.
+LEADERBOARD_PARTS: dict[LeaderboardPart, tuple[KeyType, bool]] = {
+    LeaderboardPart.META: (KeyType.HASH, True),
+    LeaderboardPart.RATINGS: (KeyType.HASH, True),
+    LeaderboardPart.TALLY: (KeyType.HASH, True),
+    LeaderboardPart.H2H: (KeyType.HASH, True),
+    LeaderboardPart.MET: (KeyType.HASH, True),
+    LeaderboardPart.STEPS: (KeyType.HASH, True),
+    LeaderboardPart.ORDER: (KeyType.ZSET, True),
+    LeaderboardPart.DIRTY: (KeyType.SET, False),
+    LeaderboardPart.LOCK: (KeyType.STRING, False),
 }
 
 
@@ -95,8 +109,9 @@ def fixed_keys(prefix: str, tournament_id: str) -> list[OwnedKey]:
     found.append(OwnedKey(running_key(keys), KeyType.HASH, KeyRole.LIVE, False))
     base = leaderboard_key(prefix, tournament_id)
     found.append(OwnedKey(base, KeyType.STRING, KeyRole.LEADERBOARD, False))  # an old version's table
-    found += [OwnedKey(f"{base}:{part}", kind, KeyRole.LOCK if part == "lock" else KeyRole.LEADERBOARD, kept)
-              for part, (kind, kept) in LEADERBOARD_PARTS.items()]  # fmt: skip
+    for part, (kind, kept) in LEADERBOARD_PARTS.items():
+        role = KeyRole.LOCK if part is LeaderboardPart.LOCK else KeyRole.LEADERBOARD
+        found.append(OwnedKey(f"{base}:{part}", kind, role, kept))
     return found
 
 
@@ -122,15 +137,20 @@ def owned_keys(prefix: str, tournament_id: str, indices: Iterable[int]) -> list[
 
 
 def match_indices(client: redis.Redis, prefix: str, tournament_id: str) -> list[int]:
-    """The tournament's match indices: every one its record counts, its schedule or its states name (a
-    record half gone, e.g. a deletion interrupted, still names its matches through what is left)."""
+    """The tournament's match indices: every one its schedule or its states name, and those its record
+    counts (0 to `matches` - 1; a record half gone still names its matches through what is left). The
+    count is trusted only as far as the schedule's or the states' size: a tournament has one entry of
+    each per match, so a record that says more (damaged, or crafted) cannot make this a billion
+    indices."""
     keys = Keys(prefix, check_id(tournament_id))
     with client.pipeline(transaction=False) as pipe:
         pipe.hget(keys.tournament, "matches")
         pipe.hkeys(keys.schedule)
         pipe.hkeys(keys.state)
         counted, scheduled, stated = pipe.execute()
-    found = set(range(int(counted))) if counted is not None and text(counted).isdigit() else set()
+    found: set[int] = set()
+    if counted is not None and text(counted).isascii() and text(counted).isdigit():
+        found.update(range(min(int(counted), max(len(scheduled), len(stated)))))
     for raw in (*scheduled, *stated):
         index = text(raw)
         if index.isascii() and index.isdigit() and len(index) <= 9:

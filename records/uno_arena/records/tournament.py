@@ -306,18 +306,27 @@ def errors(client: redis.Redis, prefix: str, tournament_id: str) -> dict[int, st
     return {int(k): text(v) for k, v in raw.items()}
 
 
-# Set a match's state unless its result is recorded: a late or duplicate job never un-finishes it.
+# Set a match's state unless its result is recorded (a late or duplicate job never un-finishes it), or the
+# tournament is gone (a job that outlived `tournament delete --force` re-creates none of its keys).
+# KEYS: state, errors, retries, tournament; ARGV: index, state, error ('': none), retry due ('': none).
 _SET_STATE = """
+if redis.call('EXISTS', KEYS[4]) == 0 then return 0 end
 if redis.call('HGET', KEYS[1], ARGV[1]) == 'done' then return 0 end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 if ARGV[3] ~= '' then redis.call('HSET', KEYS[2], ARGV[1], ARGV[3]) end
+if ARGV[4] ~= '' then redis.call('HSET', KEYS[3], ARGV[1], ARGV[4]) end
 return 1
 """
 
 
-def set_state(client: redis.Redis, keys: Keys, index: int, state: MatchState, error: str = "") -> bool:
-    """Move a match to `state` (never out of DONE); `error` records why, if it failed."""
-    return bool(client.eval(_SET_STATE, 2, keys.state, keys.errors, index, state.value, error))
+def set_state(client: redis.Redis, keys: Keys, index: int, state: MatchState, error: str = "",
+              retry_at: float | None = None) -> bool:  # fmt: skip
+    """Move a match to `state` (never out of DONE; nothing if the tournament's record is gone); `error`
+    records why, if it failed, and `retry_at` when its retry is due (unix seconds), if it waits for one.
+    False if nothing was written."""
+    due = "" if retry_at is None else f"{retry_at:.3f}"
+    return bool(client.eval(_SET_STATE, 4, keys.state, keys.errors, keys.retries, keys.tournament, index,
+                            state.value, error, due))  # fmt: skip
 
 
 def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **times: float) -> None:
@@ -328,7 +337,8 @@ def set_status(client: redis.Redis, keys: Keys, status: TournamentStatus, **time
 def being_played(client: redis.Redis, prefix: str, tournament_id: str) -> str | None:
     """Why the tournament counts as being played, or None: its status is `running`, or matches of it are
     still being played (a cancelled tournament plays its running matches out). What `tournament
-    delete` and `export` refuse without --force."""
+    delete` and `export` refuse without --force (`delete` also waits for the tournament's RQ jobs that
+    still write to it: `uno_arena.workers.removal`)."""
     status = client.hget(Keys(prefix, tournament_id).tournament, "status")
     playing = sum(s is MatchState.RUNNING for s in states(client, prefix, tournament_id).values())
     matches = f"{playing} match{'es' if playing != 1 else ''}"

@@ -8,6 +8,11 @@ hash (`death`) for its last minute, and leaves its queue's list of workers.
 
 So a worker is healthy when its hash is there without `death`, and, if the caller asks for a tighter
 bound than RQ's (`max_age_s`), its last heartbeat is at most that old. Reads only; Redis must answer.
+
+The queue's list of workers (`rq:workers:{queue}`) keeps a worker that died (killed: it never left the
+list) until some worker's maintenance cleans the list, up to ten minutes later. Such a member, whose hash
+has expired, is no worker of the queue any more: it is reported apart (`Checked.gone`), not as an
+unhealthy worker, so that a probe of the queue's workers does not fail while the live ones are fine.
 """
 
 from __future__ import annotations
@@ -32,16 +37,37 @@ class WorkerHealth:
     heartbeat_age_s: float | None = None  # None: no heartbeat was read
 
 
+@dataclass(frozen=True, slots=True)
+class Checked:
+    """What a check found: the workers checked, and (checking the queue's) the names still listed on
+    the queue whose worker is gone from Redis (its heartbeat stopped long ago: not counted)."""
+
+    workers: list[WorkerHealth]
+    gone: list[str]
+
+    @property
+    def healthy(self) -> bool:
+        """At least one worker checked, and every one healthy."""
+        return bool(self.workers) and all(each.healthy for each in self.workers)
+
+
 def check(client: redis.Redis, prefix: str, name: str | None = None, max_age_s: float | None = None,
-          now: datetime.datetime | None = None) -> list[WorkerHealth]:  # fmt: skip
-    """The worker named `name`, or every worker registered on the prefix's match queue (an empty list:
-    none is). Raises `redis.RedisError` when Redis does not answer."""
+          now: datetime.datetime | None = None) -> Checked:  # fmt: skip
+    """The worker named `name`, or every worker registered on the prefix's match queue (none: no worker
+    is), those listed whose hash has expired set apart. Raises `redis.RedisError` when Redis does not
+    answer."""
     now = now or datetime.datetime.now(datetime.UTC)
     if name is not None:
-        return [_one(client, name, max_age_s, now)]
-    keys = Worker.all_keys(connection=client, queue=match_queue(client, prefix))
-    names = sorted(key.removeprefix(Worker.redis_worker_namespace_prefix) for key in keys)
-    return [_one(client, found, max_age_s, now) for found in names]
+        return Checked([_one(client, name, max_age_s, now)], [])
+    keys = sorted(Worker.all_keys(connection=client, queue=match_queue(client, prefix)))
+    with client.pipeline(transaction=False) as pipe:
+        for key in keys:
+            pipe.exists(key)
+        present = pipe.execute()
+    names = [key.removeprefix(Worker.redis_worker_namespace_prefix) for key in keys]
+    listed = [found for found, there in zip(names, present, strict=True) if there]
+    gone = [found for found, there in zip(names, present, strict=True) if not there]
+    return Checked([_one(client, found, max_age_s, now) for found in listed], gone)
 
 
 def _one(client: redis.Redis, name: str, max_age_s: float | None, now: datetime.datetime) -> WorkerHealth:

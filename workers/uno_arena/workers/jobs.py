@@ -70,6 +70,7 @@ T = TypeVar("T")
 # imports it in the worker that runs it (an organiser's install has it; tests/test_layers.py checks the name).
 REFRESH_JOB = "uno_arena.leaderboard.jobs.refresh"
 MATCH_JOB = "uno_arena.workers.jobs.play_match"  # `play_match`'s RQ name: its jobs' `func_name`
+REFRESH_SUFFIX = "__board"  # a refresh's job id: its match job's and this (`workers.queue` finds them by it)
 FIRST_SERVER_PAUSE_S = 0.5
 LONGEST_SERVER_PAUSE_S = 5.0
 END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the result is recorded by then
@@ -132,7 +133,12 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
         return "tournament cancelled"
     match = waiting(lambda: scheduled_match(client, prefix, tournament_id, index), "reading the schedule")
     lease = Lease(client, keys, index, settings.lease_seconds)
-    if not waiting(lease.take, "taking its lease"):
+    try:
+        taken = waiting(lease.take, "taking its lease")
+    except TournamentError:  # deleted since it was read: nothing to play or record, nothing to retry
+        log.warning("%s match %d: the tournament is gone", tournament_id, index, extra=ids)
+        return "tournament gone"
+    if not taken:
         log.info("%s match %d: another worker is playing it", tournament_id, index, extra=ids)
         return "played by another worker"
     feed = LiveFeed(client, keys, index, match.bots)
@@ -181,7 +187,7 @@ def queue_refresh(job: Job, prefix: str, tournament_id: str, settings: WorkerSet
         prefix,
         tournament_id,
         settings.redis_wait_s,
-        job_id=f"{job.id}__board",
+        job_id=f"{job.id}{REFRESH_SUFFIX}",
         job_timeout=math.ceil(settings.redis_wait_s) + 120,
         result_ttl=0,  # nothing reads its result
         failure_ttl=7 * 86_400,
@@ -202,15 +208,16 @@ def _end_feed(feed: LiveFeed, recorded: bool, reason: str = "") -> None:
 
 
 def _mark_failed(client: redis.Redis, keys: Keys, index: int, reason: str, due: float | None) -> None:
-    """Queued again with the retry's due time, or failed for good."""
-    set_state(client, keys, index, MatchState.FAILED if due is None else MatchState.QUEUED, reason)
-    if due is not None:
-        client.hset(keys.retries, index, f"{due:.3f}")
+    """Queued again with the retry's due time, or failed for good (nothing, if the tournament is gone)."""
+    set_state(client, keys, index, MatchState.FAILED if due is None else MatchState.QUEUED, reason, due)
 
 
-# Take or renew the lease unless another holder has it. Taking a vacant lease starts an attempt:
-# the match is counted and shown running (after a Redis outage let it lapse, renewing takes it back).
+# Take or renew the lease unless another holder has it (0), or the tournament is gone (-1: deleted while
+# the match was played; nothing is written). Taking a vacant lease starts an attempt: the match is
+# counted and shown running (after a Redis outage let it lapse, renewing takes it back).
+# KEYS: lease, state, attempts, tournament; ARGV: holder, ttl ms, index, '1' if a new attempt.
 _TAKE = """
+if redis.call('EXISTS', KEYS[4]) == 0 then return -1 end
 local holder = redis.call('GET', KEYS[1])
 if holder and holder ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -232,11 +239,15 @@ class Lease:
         self.ttl_ms = max(int(seconds * 1000), 1)
 
     def take(self, first: bool = True) -> bool:
-        """Whether this job holds the lease now (False: another live job plays the match)."""
+        """Whether this job holds the lease now (False: another live job plays the match). A
+        TournamentError if the tournament is gone (deleted: nothing is written)."""
         keys = self.keys
         lease, attempt = keys.lease(self.index), "1" if first else "0"
-        return bool(self.client.eval(_TAKE, 3, lease, keys.state, keys.attempts, self.holder, self.ttl_ms,
-                                     self.index, attempt))  # fmt: skip
+        taken = self.client.eval(_TAKE, 4, lease, keys.state, keys.attempts, keys.tournament, self.holder,
+                                 self.ttl_ms, self.index, attempt)  # fmt: skip
+        if taken == -1:
+            raise TournamentError(f"tournament {keys.tournament_id!r} is gone")
+        return bool(taken)
 
     @contextlib.contextmanager
     def kept(self) -> Iterator[None]:
@@ -261,6 +272,11 @@ class Lease:
         while not stop.wait(pause):
             try:
                 held = self.take(first=False)
+            except TournamentError:  # deleted (`tournament delete --force` stops the job): renew nothing
+                log.warning("%s match %d: the tournament was deleted; its lease is not renewed",
+                            self.keys.tournament_id, self.index,
+                            extra=self.keys.log_ids(self.index))  # fmt: skip
+                return
             except redis.RedisError as error:  # Redis away: try again soon, it may be back
                 log.warning("cannot renew the lease of match %d: %s", self.index, error,
                             extra=self.keys.log_ids(self.index))  # fmt: skip

@@ -34,7 +34,10 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, ProcessColl
 
 log = logging.getLogger(__name__)
 
-RETRIED, FAILED = "retried", "failed"  # a failed match attempt: queued to be tried again, or for good
+# How a match attempt that did not record its match ended: queued to be tried again, failed for good, or
+# stopped on request (`tournament delete --force`: RQ's stop-job command; never retried)
+RETRIED, FAILED, STOPPED = "retried", "failed", "stopped"
+JOBS = ("match", "leaderboard", "other")  # the job duration's `job` label: by the job's function
 # A match lasts seconds (a short target, fast bots) to many minutes (500 points, slow bots).
 JOB_BUCKETS: Final = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0, 1800.0, 3600.0)
 REPORT_BYTES: Final = 4096  # the most a report is read to: one is some 100 bytes
@@ -45,7 +48,7 @@ class JobReport:
     """What one job did, counted in its work horse and handed to the worker process as it ends."""
 
     played: bool = False  # the job played the match and recorded it (not: found it recorded already)
-    outcome: str = ""  # RETRIED or FAILED when the match attempt failed; "" otherwise
+    outcome: str = ""  # RETRIED, FAILED or STOPPED when the match attempt failed; "" otherwise
     redis_wait_s: float = 0.0  # waiting for Redis to answer (`records.outage.patiently`)
     server_wait_s: float = 0.0  # waiting for a match server that was down or restarting
 
@@ -133,6 +136,12 @@ class WorkerMetrics:
             "(`uno-arena tournament resume` queues it again).",
             registry=registry,
         )
+        self.matches_stopped = Counter(
+            "uno_arena_worker_matches_stopped",
+            "Match jobs stopped on request while they played (`uno-arena tournament delete --force`): not "
+            "failures, never retried, and their matches are never recorded.",
+            registry=registry,
+        )
         self.job_seconds = Histogram(
             "uno_arena_worker_job_duration_seconds",
             "Seconds a job took, from its work horse forked to its exit, by job: match (a match played, or "
@@ -141,7 +150,7 @@ class WorkerMetrics:
             buckets=JOB_BUCKETS,
             registry=registry,
         )
-        self._job_seconds = {kind: self.job_seconds.labels(job=kind) for kind in ("match", "leaderboard")}
+        self._job_seconds = {kind: self.job_seconds.labels(job=kind) for kind in JOBS}  # each from the start
         self.redis_wait_seconds = Counter(
             "uno_arena_worker_redis_wait_seconds",
             "Seconds match jobs spent waiting for Redis to answer (an outage, a restart).",
@@ -154,13 +163,13 @@ class WorkerMetrics:
         )
 
     def attempt_failed(self, outcome: str) -> None:
-        """A match attempt failed: RETRIED or FAILED."""
-        (self.matches_retried if outcome == RETRIED else self.matches_failed).inc()
+        """A match attempt failed: RETRIED, FAILED or STOPPED."""
+        counters = {RETRIED: self.matches_retried, FAILED: self.matches_failed, STOPPED: self.matches_stopped}
+        counters[outcome].inc()
 
     def job_ended(self, kind: str, seconds: float, report: JobReport | None) -> None:
         """A work horse exited after `seconds`, having reported `report` (None: it reported nothing)."""
-        child = self._job_seconds.get(kind)
-        (child if child is not None else self.job_seconds.labels(job=kind)).observe(seconds)
+        self._job_seconds.get(kind, self._job_seconds["other"]).observe(seconds)
         if report is None:
             return
         if report.played:

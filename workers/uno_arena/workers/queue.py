@@ -31,7 +31,7 @@ from rq.worker import Worker
 
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import Keys, MatchState, set_state
-from uno_arena.workers.jobs import play_match
+from uno_arena.workers.jobs import REFRESH_SUFFIX, play_match
 
 log = logging.getLogger(__name__)
 
@@ -296,8 +296,9 @@ def tournament_jobs(client: redis.Redis, prefix: str, tournament_id: str,
     and in the queue, the list of jobs being taken from it and every registry of it. Job ids escape the
     tournament id one to one (`job_id`), so no other tournament's job has these ids."""
     queue = match_queue(client, prefix)
-    mine = re.compile(re.escape(f"{_escaped(prefix)}__{_escaped(tournament_id)}__") + r"\d+(?:__board)?")
-    candidates = [f"{job_id(prefix, tournament_id, i)}{end}" for i in indices for end in ("", "__board")]
+    stem = re.escape(f"{_escaped(prefix)}__{_escaped(tournament_id)}__")
+    mine = re.compile(rf"{stem}\d+(?:{REFRESH_SUFFIX})?")
+    candidates = [f"{job_id(prefix, tournament_id, i)}{end}" for i in indices for end in ("", REFRESH_SUFFIX)]
     with client.pipeline(transaction=False) as pipe:
         for candidate in candidates:
             pipe.exists(Job.key_for(candidate))
@@ -323,6 +324,29 @@ def stop_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
             continue
         asked.append(job)
     return asked
+
+
+_WAITING = (JobStatus.QUEUED, JobStatus.DEFERRED, JobStatus.SCHEDULED)
+
+
+def pending_jobs(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
+    """Those of the jobs that still write to their tournament: any job a live worker runs now (a match
+    job is started from before its result is recorded until after it has queued the leaderboard's
+    refresh), and a leaderboard refresh waiting to run (queued, deferred, or waiting out a retry). A
+    match job merely queued is left out: its tournament is running (which counts by itself), or it
+    finds its match recorded or the tournament cancelled and plays nothing."""
+    wanted = sorted(set(jobs))
+    found = Job.fetch_many(wanted, connection=client)
+    waiting = [job.id for job in found if job is not None and job.id.endswith(REFRESH_SUFFIX)
+               and job.get_status(refresh=False) in _WAITING]  # fmt: skip
+    return sorted({*waiting, *still_started(client, wanted)})
+
+
+def not_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:
+    """Those of the jobs waiting to run: queued (or being taken from the queue), deferred, or waiting out
+    a retry."""
+    found = Job.fetch_many(sorted(set(jobs)), connection=client)
+    return [job.id for job in found if job is not None and job.get_status(refresh=False) in _WAITING]
 
 
 def still_started(client: redis.Redis, jobs: Iterable[str]) -> list[str]:

@@ -184,18 +184,21 @@ class ArenaWorker(Worker):
     def handle_job_failure(self, job: Job, queue: Queue,
                            started_job_registry: StartedJobRegistry | None = None, exc_string: str = "",
                            execution: Execution | None = None) -> None:  # fmt: skip
-        """(In the work horse, or in the worker process for a horse that died.) RQ's: retry the failed
-        job if it has tries left, else fail it; a match's failed attempt is counted, as retried or failed.
+        """(In the work horse, or in the worker process for a horse that died or was stopped.) RQ's: retry
+        the failed job if it has tries left, else fail it (a job stopped on request: file it as stopped);
+        a match's failed attempt is counted, as retried, failed or stopped.
 
         Why an override: only here is it known whether RQ retries the job (RQ decides it from the job's
-        tries left, and changes them as it does), and a horse that died is handled here, in the worker
-        process, with no report of its own."""
-        retried = bool(job.should_retry) and self._stopped_job_id != job.id  # RQ's own test, before it acts
+        tries left, and changes them as it does) or was asked to stop it (RQ forgets which job it stopped
+        as it files it), and a horse that died is handled here, in the worker process, with no report of
+        its own."""
+        stopped = self._stopped_job_id == job.id  # RQ's own tests, before it acts
+        retried = bool(job.should_retry) and not stopped
         super().handle_job_failure(job, queue, started_job_registry=started_job_registry,
                                    exc_string=exc_string, execution=execution)  # fmt: skip
         if _func_name(job) != MATCH_JOB:
             return
-        outcome = metrics.RETRIED if retried else metrics.FAILED
+        outcome = metrics.STOPPED if stopped else metrics.RETRIED if retried else metrics.FAILED
         if self.is_horse:
             metrics.job_report().outcome = outcome  # the worker process counts it from the report
         else:
