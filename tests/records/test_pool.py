@@ -41,7 +41,9 @@ def placed(client: redis.Redis, keys: PoolKeys) -> str:
     return f"{keys.prefix}:tournament:t:placed"
 
 
-def test_an_entry_lists_its_server_until_it_expires(redis_prefix: tuple[redis.Redis, str], keys: PoolKeys) -> None:
+def test_an_entry_lists_its_server_until_it_expires(
+    redis_prefix: tuple[redis.Redis, str], keys: PoolKeys
+) -> None:
     client, _ = redis_prefix
     assert beat(keys, A, load=3, bots={"ann": 2}) == [A]
     assert beat(keys, B, ttl_ms=300) == [A, B]
@@ -75,7 +77,9 @@ def test_placement_balances_load_and_counts_each_choice_at_once(
     assert {e.address: e.load for e in pool.servers(client, keys)}[A] == 0
 
 
-def test_a_match_goes_where_its_seats_are_connected(redis_prefix: tuple[redis.Redis, str], keys: PoolKeys) -> None:
+def test_a_match_goes_where_its_seats_are_connected(
+    redis_prefix: tuple[redis.Redis, str], keys: PoolKeys
+) -> None:
     client, _ = redis_prefix
     beat(keys, A, load=0, bots={"ann": 1})  # lighter, but bob is not connected there
     beat(keys, B, load=5, bots={"ann": 0, "bob": 1})  # both connected, ann's slots full
@@ -106,7 +110,9 @@ def test_a_placed_match_stays_where_it_runs_until_its_server_is_lost(
     assert place(client, keys, placed(client, keys), 9, ("ann", "bob"), excluded=[B]) is None
 
 
-def test_drain_and_leave_take_a_server_out_at_once(redis_prefix: tuple[redis.Redis, str], keys: PoolKeys) -> None:
+def test_drain_and_leave_take_a_server_out_at_once(
+    redis_prefix: tuple[redis.Redis, str], keys: PoolKeys
+) -> None:
     client, _ = redis_prefix
     beat(keys, A)
     beat(keys, B)
@@ -115,7 +121,7 @@ def test_drain_and_leave_take_a_server_out_at_once(redis_prefix: tuple[redis.Red
         aio = aioredis.Redis.from_url(REDIS_URL)
         try:
             await pool.close_to_new_matches(aio, keys, A)
-            assert place(client, keys, placed(client, keys), 0, ()) .server == B  # type: ignore[union-attr]
+            assert place(client, keys, placed(client, keys), 0, ()).server == B  # type: ignore[union-attr]
             assert [e.draining for e in pool.servers(client, keys)] == [True, False]
             await pool.leave(aio, keys, A)
         finally:

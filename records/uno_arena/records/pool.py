@@ -184,6 +184,16 @@ async def leave(client: aioredis.Redis, keys: PoolKeys, address: str) -> None:
         await pipe.execute()
 
 
+# --- a worker's side ----------------------------------------------------------------------------
+
+
+def set_aside(client: redis.Redis, keys: PoolKeys, address: str) -> None:
+    """A worker could not play a match on the server at `address` (unreachable, or refusing): out of
+    the open set until its next heartbeat puts it back (a live server's, within `HEARTBEAT_MS`), so
+    that other matches are not placed on a dead server while its entry has yet to expire."""
+    client.zrem(keys.open, address)
+
+
 # --- reading the pool ---------------------------------------------------------------------------
 
 

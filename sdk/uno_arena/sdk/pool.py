@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
+import time
 from collections.abc import Sequence
 
 from uno_arena.sdk.bot import Bot
@@ -29,6 +30,7 @@ from uno_arena.v1.channels import ClientTLS, PlaintextRefused
 log = logging.getLogger(__name__)
 
 PRUNE_S = 2.0  # how often connections to servers that left the pool are looked at
+ABANDON_S = 30.0  # ... and how long one with matches running there is kept trying to get back to them
 
 
 def server_list(servers: str | Sequence[str]) -> list[str]:
@@ -87,6 +89,7 @@ class PoolClient:
         self._draining = False
         self._abandoned = 0  # matches still running on connections that ended (stopped)
         self._fatal: BaseException | None = None
+        self._lost: dict[str, float] = {}  # address -> when its connection was first seen down
 
     # --- what BotClient offers ----------------------------------------------------------------
 
@@ -222,15 +225,21 @@ class PoolClient:
             self._prune()
 
     def _prune(self) -> None:
-        """Close the connections to servers that left the pool: not connected, no match running."""
-        if not self.pool:
-            return
-        listed = set(self.pool)
+        """Close the connections to servers that left the pool, once not connected: at once with no
+        match running there, else after `ABANDON_S` (a draining server keeps its matches for a
+        reconnect; a dead one lost them)."""
+        now = time.monotonic()
         for address, link in list(self.links.items()):
-            gone = address not in listed and (link.address or address) not in listed
-            if gone and address not in self.seeds and not link.connected.is_set() and not link.running:
-                log.info("%s: %s left the pool; closing its connection", self.name, address)
-                link.stop()
+            if link.connected.is_set():
+                self._lost.pop(address, None)
+                continue
+            lost = self._lost.setdefault(address, now)
+            listed = not self.pool or address in self.pool or (link.address or address) in self.pool
+            if listed or address in self.seeds or (link.running and now - lost < ABANDON_S):
+                continue
+            log.info("%s: %s left the pool; closing its connection", self.name, address)
+            self._lost.pop(address, None)
+            link.stop()
 
 
 async def run_bot(

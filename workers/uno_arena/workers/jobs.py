@@ -26,6 +26,7 @@ records.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -44,7 +45,7 @@ from rq.job import Job
 from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import is_recorded, record
 from uno_arena.records.outage import patiently, prompt_client
-from uno_arena.records.pool import Placement, PoolKeys, place
+from uno_arena.records.pool import Placement, PoolKeys, place, set_aside
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
     Keys,
@@ -364,6 +365,7 @@ def _play_on_pool(client: redis.Redis, keys: Keys, index: int, match: ScheduledM
             except _ServerGone as error:
                 gone = error
                 excluded.append(server)
+                waiting(functools.partial(set_aside, client, pool_keys, server), f"setting {server} aside")
         now = time.monotonic()
         if gone_since is None or now - tried >= LONGEST_SERVER_PAUSE_S:  # it played a while: a new loss
             gone_since = tried
