@@ -25,7 +25,7 @@ def beat(keys: PoolKeys, address: str, load: int = 0, bots: dict[str, int] | Non
         client = aioredis.Redis.from_url(REDIS_URL)
         try:
             entry = Entry(address, host="h", pid=1, load=load, draining=draining, heartbeat=time.time())
-            return await pool.heartbeat(client, keys, entry, bots or {}, ttl_ms)
+            return (await pool.heartbeat(client, keys, entry, bots or {}, ttl_ms=ttl_ms)).servers
         finally:
             await client.aclose()
 
@@ -130,6 +130,28 @@ def test_drain_and_leave_take_a_server_out_at_once(
     asyncio.run(drain_then_leave())
     assert [e.address for e in pool.servers(client, keys)] == [B]
     assert not client.exists(keys.server(A), keys.bots(A))
+
+
+def test_a_heartbeat_writes_the_bots_by_change_and_says_when_their_hash_is_gone(
+    redis_prefix: tuple[redis.Redis, str], keys: PoolKeys
+) -> None:
+    client, _ = redis_prefix
+    entry = Entry(A, heartbeat=time.time())
+
+    async def beats() -> list[bool]:
+        aio = aioredis.Redis.from_url(REDIS_URL)
+        try:
+            first = await pool.heartbeat(aio, keys, entry, {"ann": 2, "bob": 1})  # whole
+            assert pool.connected_bots(client, keys, A) == {"ann": 2, "bob": 1}
+            second = await pool.heartbeat(aio, keys, entry, {"ann": 1, "cy": 4}, gone=["bob"], whole=False)
+            assert pool.connected_bots(client, keys, A) == {"ann": 1, "cy": 4}
+            client.delete(keys.bots(A))  # lost (Redis restarted without it): the next beat says so
+            third = await pool.heartbeat(aio, keys, entry, {}, whole=False)
+            return [first.bots_kept, second.bots_kept, third.bots_kept]
+        finally:
+            await aio.aclose()
+
+    assert asyncio.run(beats()) == [True, True, False]
 
 
 def test_names_and_addresses_are_checked() -> None:

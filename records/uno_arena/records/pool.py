@@ -16,14 +16,15 @@ Keys, all under the prefix (docs/redis.md lists them with the rest):
 - `{p}:tournament:{id}:placed`: hash, match index -> the address of the server it was placed on
   (`records.tournament.Keys.placed`), so a later attempt attaches to the match where it runs.
 
-A heartbeat rewrites the server's entry and its bots whole (one MULTI/EXEC), so what placement
-guessed in between (below) is replaced by the truth every `heartbeat` at most.
+A heartbeat rewrites the server's entry whole and its bots' slots by change (one MULTI/EXEC), and the
+bots whole every `WHOLE_EVERY` heartbeats, so what placement guessed in between (below) is replaced by
+the truth within a heartbeat for the matches that start, and within `WHOLE_EVERY` for any other.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,7 @@ if TYPE_CHECKING:  # annotations only: the base install needs no Redis client
 DEFAULT_POOL = "default"
 HEARTBEAT_MS = 1000  # a server writes its entry this often
 ENTRY_TTL_MS = 5000  # ... and it lives this long after the last write: a dead server is gone by then
+WHOLE_EVERY = 10  # its bots' free slots are written whole every this many heartbeats, by change between
 
 
 class PoolError(ValueError):
@@ -140,20 +142,41 @@ def _now_ms() -> int:
 # --- the server's side: heartbeat, drain, leave ------------------------------------------------
 
 
-async def heartbeat(client: aioredis.Redis, keys: PoolKeys, entry: Entry, free_slots: dict[str, int],
-                    ttl_ms: int = ENTRY_TTL_MS) -> list[str]:  # fmt: skip
-    """Write the server's entry and its bots' free slots (whole, replacing what placement guessed),
-    keep it alive for `ttl_ms`, drop members whose time passed; return the open servers' addresses."""
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """What a heartbeat read back: the open servers' addresses, and whether the server's bots hash
+    was there to keep alive (if not, and it should be, the next heartbeat writes it whole)."""
+
+    servers: list[str]
+    bots_kept: bool
+
+
+async def heartbeat(client: aioredis.Redis, keys: PoolKeys, entry: Entry, slots: Mapping[str, int],
+                    gone: Sequence[str] = (), whole: bool = True,
+                    ttl_ms: int = ENTRY_TTL_MS) -> Heartbeat:  # fmt: skip
+    """Write the server's entry and its bots' free slots, keep both alive for `ttl_ms`, and drop the
+    members whose time passed; return the open servers' addresses.
+
+    The entry is written whole each time. The bots: `whole`, `slots` is every connected bot and
+    replaces the hash (what placement guessed included); otherwise `slots` are the bots whose free
+    slots changed since the last write and `gone` those no longer connected (a heartbeat of a server
+    with 10,000 bots then costs Redis little: docs/scale.md)."""
     now = _now_ms()
     expires = now + ttl_ms
     address = entry.address
+    server, bots = keys.server(address), keys.bots(address)
     async with client.pipeline(transaction=True) as pipe:
-        pipe.delete(keys.server(address), keys.bots(address))
-        pipe.hset(keys.server(address), mapping=entry.fields())  # type: ignore[arg-type]
-        pipe.pexpire(keys.server(address), ttl_ms)
-        if free_slots:
-            pipe.hset(keys.bots(address), mapping=free_slots)  # type: ignore[arg-type]
-            pipe.pexpire(keys.bots(address), ttl_ms)
+        pipe.delete(server)
+        pipe.hset(server, mapping=entry.fields())  # type: ignore[arg-type]
+        pipe.pexpire(server, ttl_ms)
+        if whole:
+            pipe.delete(bots)
+        elif gone:
+            pipe.hdel(bots, *gone)
+        if slots:
+            pipe.hset(bots, mapping=slots)  # type: ignore[arg-type]
+        kept_at = len(pipe)
+        pipe.pexpire(bots, ttl_ms)
         pipe.zadd(keys.live, {address: expires})
         if entry.draining:
             pipe.zrem(keys.open, address)
@@ -163,7 +186,8 @@ async def heartbeat(client: aioredis.Redis, keys: PoolKeys, entry: Entry, free_s
         pipe.zremrangebyscore(keys.open, "-inf", now)
         pipe.zrangebyscore(keys.open, f"({now}", "+inf")
         replies = await pipe.execute()
-    return sorted(_text(a) for a in replies[-1])
+    kept = bool(replies[kept_at])  # the bots hash's PEXPIRE: 0 when there was no hash to keep
+    return Heartbeat(sorted(_text(a) for a in replies[-1]), kept)
 
 
 async def close_to_new_matches(client: aioredis.Redis, keys: PoolKeys, address: str) -> None:

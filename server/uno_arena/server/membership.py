@@ -1,7 +1,8 @@
 """This server's place in its pool of match servers: its heartbeat in Redis (`uno_arena.records.pool`).
 
 Every `heartbeat_ms` the server writes who it is, its load (matches running or waiting for their bots,
-actions applied per second, its CPU) and the free match slots of every bot connected to it, and
+actions applied per second, its CPU) and the free match slots of every bot connected to it (those that
+changed; all of them every `pool.WHOLE_EVERY` heartbeats), and
 reads which servers of the pool take new matches, which it tells the bots that follow the pool. The
 entry expires `pool_entry_ttl_ms` after the last write, so a server that dies or loses Redis
 disappears from placement by itself. Redis being away never affects the matches: the heartbeat
@@ -52,6 +53,8 @@ class Membership:
         self.started = time.time()
         self.beats = 0  # heartbeats written
         self._failing = False
+        self._written: dict[str, int] = {}  # the bots' free slots as last written
+        self._whole_due = True  # the next heartbeat writes them whole
         self._task: asyncio.Task[None] | None = None
         self._last = (time.monotonic(), time.process_time(), 0)  # wall, CPU, actions at the last beat
         arena.address = address
@@ -77,15 +80,22 @@ class Membership:
             actions_per_s=(actions - last_actions) / elapsed, cpu=(cpu - last_cpu) / elapsed,
             draining=arena.draining, heartbeat=time.time(), version=self.version,
         )  # fmt: skip
+        slots = arena.gateway.free_slots()
+        whole = self._whole_due or self.beats % pool.WHOLE_EVERY == 0
+        written = self._written
+        changed = slots if whole else {name: n for name, n in slots.items() if written.get(name) != n}
+        gone = [] if whole else [name for name in written if name not in slots]
         try:
-            servers = await pool.heartbeat(self.client, self.keys, entry, arena.gateway.free_slots(),
-                                           self.ttl_ms)  # fmt: skip
+            beat = await pool.heartbeat(self.client, self.keys, entry, changed, gone, whole, self.ttl_ms)
         except (redis.RedisError, OSError) as error:
             if not self._failing:
                 log.warning("cannot write this server's entry in pool %s (it drops out of placement once "
                             "the entry expires; matches go on): %s", self.keys.name, error)  # fmt: skip
-            self._failing = True
+            self._failing = self._whole_due = True
             return
+        self._written = slots
+        self._whole_due = bool(slots) and not beat.bots_kept  # the hash was gone (expired, Redis restarted)
+        servers = beat.servers
         if self._failing:
             log.info("Redis answers again: this server is back in pool %s", self.keys.name)
             self._failing = False
