@@ -1,6 +1,6 @@
 """The pool of match servers: the same load on 1 and on 2 server processes, side by side in one run.
 
-Run: `python bench/pool.py [--matches 32] [--seconds 12] [--rounds 2] [--target 200] [--redis-url URL]`.
+Run: `python bench/pool.py [--matches 32] [--seconds 8] [--rounds 4] [--target 200] [--redis-url URL]`.
 It starts a `redis-server` of its own on a free port (no persistence) so that Redis's command counts
 are the bench's alone; `--redis-url` uses another Redis instead (keys under a fresh prefix, deleted
 at the end).
@@ -16,10 +16,11 @@ SDK's `PoolClient` design, docs/scale.md) and each match is placed by the worker
 (`uno_arena.records.pool.place`, the Lua script, one EVAL a match) and played through the server's
 PlayMatch, as a worker plays it (without RQ and recording, whose costs docs/performance.md has).
 
-In `--rounds` rounds, each pool is measured for `--seconds` after a warm-up, one after the other (a
-slow spell of the shared machine hits both): decisions answered by the bots per second, the server
-processes' own CPU time (user + system, /proc) per decision, and how the matches placed in the window
-were shared among the servers. Figures are medians over the rounds (the shares: the smallest seen).
+In `--rounds` rounds, each pool is measured for `--seconds` after a warm-up, one after the other (1
+then 2, then 2 then 1, and so on: a slow spell of the shared machine hits both): decisions answered by
+the bots per second, the server processes' own CPU time (user + system, /proc) per decision, and how
+the matches placed in the windows were shared among the servers. Each figure is over all the rounds
+together (decisions and CPU seconds summed, then divided).
 Then placement's cost in Redis: `--placements` placements on the 2-server pool in a row, counted
 with INFO commandstats (every command Redis ran, those inside the script included), less what the
 servers' heartbeats did over as long an idle spell.
@@ -39,13 +40,13 @@ import itertools
 import os
 import shutil
 import signal
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import grpc
@@ -117,8 +118,11 @@ class Load:
         self.counter = itertools.count()
         self.counting = False
 
-    async def run(self, seconds: float) -> tuple[int, float, Counter[str], int]:
-        """(decisions in the window, server CPU seconds in it, placements by server, placements asked)."""
+    async def run(
+        self, seconds: float, then: Callable[[], tuple[float, float]] | None = None
+    ) -> tuple[int, float, Counter[str], int, tuple[float, float] | None]:
+        """(decisions in the window, server CPU seconds in it, placements by server, placements asked,
+        and what `then` returned: it runs after the window, the matches stopped, the bots still there)."""
         deadline = time.perf_counter() + 3600
         bots = [MinimalBot(address, name, self.tokens[name], [], {}, deadline)
                 for name in self.names for address in self.pool.addresses]  # fmt: skip
@@ -144,11 +148,13 @@ class Load:
         decisions = sum(b.decisions for b in bots)
         for task in slots:
             task.cancel()
+        await asyncio.gather(*slots, return_exceptions=True)
+        after = await asyncio.to_thread(then) if then is not None else None
         stop.set()
-        await asyncio.gather(*slots, *tasks, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
         for channel in channels.values():
             await channel.close()
-        return decisions, cpu, Counter(self.placed), self.evals
+        return decisions, cpu, Counter(self.placed), self.evals, after
 
     async def _registered(self) -> None:
         """Until every server's entry lists every bot (the heartbeat after they connected)."""
@@ -234,8 +240,8 @@ def main() -> None:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--matches", type=int, default=32, help="matches in flight")
-    parser.add_argument("--seconds", type=float, default=12.0, help="measured window per pool and round")
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--seconds", type=float, default=8.0, help="measured window per pool and round")
+    parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--target", type=int, default=200, help="target score of each match")
     parser.add_argument("--placements", type=int, default=500, help="placements timed for their Redis cost")
     parser.add_argument("--redis-url", help="use this Redis instead of a private redis-server")
@@ -263,29 +269,34 @@ def main() -> None:
         version = pools[0].entries[0].version
         print(f"servers: {version}; {args.matches} matches in flight to {args.target}, {args.rounds} rounds "
               f"of {args.seconds:g} s per pool", flush=True)  # fmt: skip
-        figures: dict[int, dict[str, list[float]]] = {1: {}, 2: {}}
-        shares: list[float] = []
-        evals_per_match: list[float] = []
+        decisions_of: Counter[int] = Counter()  # pool size -> decisions in all its windows
+        cpu_of: dict[int, float] = {1: 0.0, 2: 0.0}  # ... and the server CPU seconds in them
+        placed_of: Counter[str] = Counter()  # the 2-server pool's matches placed, by server
+        evals_of = 0
+        cost: tuple[float, float] | None = None  # placement's Redis commands and EVALs per match
+
+        def measure_cost() -> tuple[float, float]:
+            return placement_cost(client, pools[1], args.placements)
+
         for number in range(1, args.rounds + 1):
-            for target in pools:
-                decisions, cpu, placed, evals = asyncio.run(loads[target.name].run(args.seconds))
-                per_s, cpu_us = decisions / args.seconds, cpu / max(decisions, 1) * 1e6
-                into = figures[target.processes]
-                into.setdefault("per_s", []).append(per_s)
-                into.setdefault("cpu_us", []).append(cpu_us)
+            for target in pools if number % 2 else reversed(pools):  # 1, 2, then 2, 1: a slow spell hits both
+                then = measure_cost if target.processes == 2 and cost is None else None
+                decisions, cpu, placed, evals, after = asyncio.run(loads[target.name].run(args.seconds, then))
+                cost = cost or after
+                decisions_of[target.processes] += decisions
+                cpu_of[target.processes] += cpu
                 total = sum(placed.values())
-                split = ", ".join(f"{address} {count}" for address, count in sorted(placed.items()))
                 if target.processes == 2:
-                    shares.append(
-                        min((placed.get(a, 0) for a in target.addresses), default=0) / max(total, 1)
-                    )
-                    evals_per_match.append(evals / max(total, 1))
-                print(f"round {number}, {target.processes} server(s): {per_s:.0f} decisions/s, server CPU "
-                      f"{cpu_us:.0f} us/decision ({cpu / args.seconds:.2f} cores), {total} matches placed "
-                      f"({split})", flush=True)  # fmt: skip
-        cost, evals_each = placement_cost(client, pools[1], args.placements)
-        print(f"placement: {evals_each:.2f} EVAL and {cost:.1f} Redis commands per match (script included), "
-              f"{len(pools[1].addresses)} servers", flush=True)  # fmt: skip
+                    placed_of.update(placed)
+                    evals_of += evals
+                split = ", ".join(f"{address} {count}" for address, count in sorted(placed.items()))
+                cores = cpu / args.seconds
+                print(f"round {number}, {target.processes} server(s): {decisions / args.seconds:.0f} "
+                      f"decisions/s, server CPU {cpu / max(decisions, 1) * 1e6:.0f} us/decision "
+                      f"({cores:.2f} cores), {total} matches placed ({split})", flush=True)  # fmt: skip
+        assert cost is not None
+        print(f"placement: {cost[1]:.2f} EVAL and {cost[0]:.1f} Redis commands per match (script included), "
+              f"{len(pools[1].addresses)} servers, its bots connected", flush=True)  # fmt: skip
     finally:
         for target in pools:
             target.stop()
@@ -297,14 +308,17 @@ def main() -> None:
             if keys:
                 client.delete(*keys)
         shutil.rmtree(folder, ignore_errors=True)
-    median = {n: {k: statistics.median(v) for k, v in f.items()} for n, f in figures.items()}
-    one, two = median[1], median[2]
-    evals_mean = statistics.mean(evals_per_match)
-    print(f"RESULT servers=1,2 decisions_per_s_1={one['per_s']:.0f} decisions_per_s_2={two['per_s']:.0f} "
-          f"scaling={two['per_s'] / one['per_s']:.3f} cpu_us_per_decision_1={one['cpu_us']:.1f} "
-          f"cpu_us_per_decision_2={two['cpu_us']:.1f} cpu_ratio={two['cpu_us'] / one['cpu_us']:.3f} "
-          f"placement_share_min={min(shares):.3f} placement_evals_per_match={evals_mean:.2f} "
-          f"placement_commands_per_match={cost:.1f}")  # fmt: skip
+    seconds = args.rounds * args.seconds
+    per_s = {n: decisions_of[n] / seconds for n in (1, 2)}
+    cpu_us = {n: cpu_of[n] / max(decisions_of[n], 1) * 1e6 for n in (1, 2)}
+    placements = sum(placed_of.values())
+    share_min = min(placed_of.get(address, 0) for address in pools[1].addresses) / max(placements, 1)
+    print(f"RESULT servers=1,2 decisions_per_s_1={per_s[1]:.0f} decisions_per_s_2={per_s[2]:.0f} "
+          f"scaling={per_s[2] / per_s[1]:.3f} cpu_us_per_decision_1={cpu_us[1]:.1f} "
+          f"cpu_us_per_decision_2={cpu_us[2]:.1f} cpu_ratio={cpu_us[2] / cpu_us[1]:.3f} "
+          f"placement_share_min={share_min:.3f} "
+          f"placement_evals_per_match={evals_of / max(placements, 1):.2f} "
+          f"placement_commands_per_match={cost[0]:.1f}")  # fmt: skip
 
 
 if __name__ == "__main__":
