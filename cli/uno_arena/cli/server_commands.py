@@ -134,6 +134,10 @@ def server_command(
     for address, option in checked:  # a port 0 is taken: the port bound
         if address and not _host_and_port(address):
             raise click.BadParameter(f"{address!r}: expected HOST:PORT", param_hint=f"'{option}'")
+    if count > 1 and advertise and listen.endswith(":0") and not advertise.endswith(":0"):
+        raise click.BadParameter(f"{advertise!r}: with --listen port 0 each process picks its own port, so "
+                                 "the advertised port must be 0 too (HOST:0)",
+                                 param_hint="'--advertise'")  # fmt: skip
     if count > 1:
         connect(redis_url).close()
         options = passed_through(click.get_current_context())

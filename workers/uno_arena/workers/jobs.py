@@ -35,7 +35,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import grpc
 import redis
@@ -45,7 +45,7 @@ from rq.job import Job
 from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import is_recorded, record
 from uno_arena.records.outage import patiently, prompt_client
-from uno_arena.records.pool import Placement, PoolKeys, place, set_aside
+from uno_arena.records.pool import PoolKeys, place, set_aside
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
     Keys,
@@ -75,6 +75,12 @@ MATCH_JOB = "uno_arena.workers.jobs.play_match"  # `play_match`'s RQ name: its j
 FIRST_SERVER_PAUSE_S = 0.5
 LONGEST_SERVER_PAUSE_S = 5.0
 END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the result is recorded by then
+
+
+class Waiting(Protocol):
+    """A job's `waiting`: an action on Redis, tried again while Redis is away (for `redis_wait_s`)."""
+
+    def __call__(self, action: Callable[[], T], what: str) -> T: ...
 
 
 class MatchFailed(RuntimeError):
@@ -333,7 +339,7 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
 
 def _play_on_pool(client: redis.Redis, keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec,
                   settings: WorkerSettings, follower: Follower,
-                  waiting: Callable[[Callable[[], Placement | None], str], Placement | None],
+                  waiting: Waiting,
                   ) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
     """`_play` on a pool of servers: the match goes where `pool.place` says (where it was placed before,
     while that server lives: a later attempt attaches to it there). A server that is lost, or refuses it
@@ -362,6 +368,9 @@ def _play_on_pool(client: redis.Redis, keys: Keys, index: int, match: ScheduledM
             follower.follow(server)
             try:
                 return _attempt(request, server, settings.control_token, follower.fault, settings.tls)
+            except MatchFailed:  # not played there (its bots never came): the next attempt places it anew
+                waiting(lambda: client.hdel(keys.placed, str(index)), "forgetting where it was placed")
+                raise
             except _ServerGone as error:
                 gone = error
                 excluded.append(server)
