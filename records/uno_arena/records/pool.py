@@ -17,8 +17,9 @@ Keys, all under the prefix (docs/redis.md lists them with the rest):
   (`records.tournament.Keys.placed`), so a later attempt attaches to the match where it runs.
 
 A heartbeat rewrites the server's entry whole and its bots' slots by change (one MULTI/EXEC), and the
-bots whole every `WHOLE_EVERY` heartbeats, so what placement guessed in between (below) is replaced by
-the truth within a heartbeat for the matches that start, and within `WHOLE_EVERY` for any other.
+bots whole every `WHOLE_EVERY` heartbeats; between heartbeats, each time a match starts or ends, the
+server writes its load and the slots that changed (`update`). So what placement guessed (below) is
+replaced by the truth as soon as the server knows better, and within `WHOLE_EVERY` heartbeats at most.
 """
 
 from __future__ import annotations
@@ -188,6 +189,25 @@ async def heartbeat(client: aioredis.Redis, keys: PoolKeys, entry: Entry, slots:
         replies = await pipe.execute()
     kept = bool(replies[kept_at])  # the bots hash's PEXPIRE: 0 when there was no hash to keep
     return Heartbeat(sorted(_text(a) for a in replies[-1]), kept)
+
+
+async def update(client: aioredis.Redis, keys: PoolKeys, address: str, load: int, running: int,
+                 slots: Mapping[str, int], gone: Sequence[str] = (),
+                 ttl_ms: int = ENTRY_TTL_MS) -> None:  # fmt: skip
+    """Between heartbeats, as matches start and end: the server's load and the free slots of the bots
+    whose slots changed (`gone`: no longer taking matches there), so that placement sees them within a
+    round trip rather than at the next heartbeat. An entry that expired meanwhile gains nothing a
+    placement could use: the server is in neither set until its next heartbeat."""
+    server, bots = keys.server(address), keys.bots(address)
+    async with client.pipeline(transaction=True) as pipe:
+        pipe.hset(server, mapping={"load": str(load), "running": str(running)})
+        pipe.pexpire(server, ttl_ms)
+        if gone:
+            pipe.hdel(bots, *gone)
+        if slots:
+            pipe.hset(bots, mapping=slots)  # type: ignore[arg-type]
+        pipe.pexpire(bots, ttl_ms)
+        await pipe.execute()
 
 
 async def close_to_new_matches(client: aioredis.Redis, keys: PoolKeys, address: str) -> None:

@@ -316,6 +316,9 @@ class Gateway:
         self.refusing: str | None = None  # why no new match starts (the server drains), or None
         self.reserving = 0  # PlayMatch calls waiting in `reserve` for their bots
         self._bot_error_sinks: dict[str, BotErrorSink] = {}  # running match id -> its BotError taker
+        # told whenever a bot's free match slots may have changed (its pool entry is written then:
+        # `uno_arena.server.membership`)
+        self.on_slots_changed: Callable[[], None] | None = None
 
     def connection(self, name: str) -> BotConnection | None:
         return self._bots.get(name)
@@ -460,10 +463,11 @@ class Gateway:
             connection.stray(match_id, f"no pending request {request_id!r} (late or unknown)")
 
     def free_slots(self) -> dict[str, int]:
-        """Bot name -> match slots it has free, of every connected bot that takes new matches."""
+        """Bot name -> match slots it has free, of every connected bot that takes new matches (not one
+        draining, nor one whose link may be dead: `holding`)."""
         return {name: max(connection.max_matches - self._active.get(name, 0), 0)
                 for name, connection in self._bots.items()
-                if not connection.closed and not connection.draining}  # fmt: skip
+                if not connection.closed and not connection.draining and not connection.holding}  # fmt: skip
 
     def tell_pool(self, servers: Iterable[str]) -> None:
         """Send PoolChanged to every connection that follows the pool."""
@@ -519,6 +523,7 @@ class Gateway:
                 raise NoNewMatches(self.refusing)
             for name in wanted:
                 self._active[name] = self._active.get(name, 0) + 1
+        self._slots_changed()
 
     def _missing(self, names: list[str]) -> str | None:
         for name in names:
@@ -552,6 +557,7 @@ class Gateway:
         log.info("bot %s draining: %d %s left (%s)", connection.name, running, matches,
                  connection.drain_reason or "no reason given", extra={"bot": connection.name})  # fmt: skip
         connection.send(bot_pb2.ServerMessage(draining=bot_pb2.Draining(running_matches=running)))
+        self._slots_changed()
         if not running:
             connection.close(DRAINED, None, bot_pb2.CLOSE_REASON_DRAINED)
 
@@ -586,5 +592,10 @@ class Gateway:
         task.add_done_callback(self._wakes.discard)
 
     async def _notify(self) -> None:
+        self._slots_changed()
         async with self._changed:
             self._changed.notify_all()
+
+    def _slots_changed(self) -> None:
+        if self.on_slots_changed is not None:
+            self.on_slots_changed()

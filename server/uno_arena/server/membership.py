@@ -2,7 +2,8 @@
 
 Every `heartbeat_ms` the server writes who it is, its load (matches running or waiting for their bots,
 actions applied per second, its CPU) and the free match slots of every bot connected to it (those that
-changed; all of them every `pool.WHOLE_EVERY` heartbeats), and
+changed; all of them every `pool.WHOLE_EVERY` heartbeats; and, between heartbeats, its load and the
+slots that changed as soon as a match starts or ends), and
 reads which servers of the pool take new matches, which it tells the bots that follow the pool. The
 entry expires `pool_entry_ttl_ms` after the last write, so a server that dies or loses Redis
 disappears from placement by itself. Redis being away never affects the matches: the heartbeat
@@ -56,11 +57,38 @@ class Membership:
         self._written: dict[str, int] = {}  # the bots' free slots as last written
         self._whole_due = True  # the next heartbeat writes them whole
         self._task: asyncio.Task[None] | None = None
+        self._writing = asyncio.Lock()  # one write at a time: each compares with `_written`
+        self._changed = False  # slots changed since the last write
+        self._updater: asyncio.Task[None] | None = None
         self._last = (time.monotonic(), time.process_time(), 0)  # wall, CPU, actions at the last beat
         arena.address = address
 
     def start(self) -> None:
         self._task = asyncio.create_task(self._run(), name="pool heartbeat")
+        self.arena.gateway.on_slots_changed = self.slots_changed
+
+    def slots_changed(self) -> None:
+        """A match started or ended, a bot came, went or drained: write what changed now (one write at a
+        time; changes meanwhile go in the next)."""
+        self._changed = True
+        if self._updater is None or self._updater.done():
+            self._updater = asyncio.create_task(self._update(), name="pool update")
+
+    async def _update(self) -> None:
+        while self._changed and not self._failing and not self._whole_due:
+            self._changed = False
+            async with self._writing:
+                arena, written = self.arena, self._written
+                slots = arena.gateway.free_slots()
+                changed = {name: n for name, n in slots.items() if written.get(name) != n}
+                gone = [name for name in written if name not in slots]
+                try:
+                    await pool.update(self.client, self.keys, self.address, arena.load(), len(arena.running),
+                                      changed, gone, self.ttl_ms)  # fmt: skip
+                except (redis.RedisError, OSError):
+                    self._whole_due = True  # the next heartbeat writes everything, or says Redis is away
+                    return
+                self._written = slots
 
     async def _run(self) -> None:
         while True:
@@ -69,6 +97,10 @@ class Membership:
 
     async def beat(self) -> None:
         """Write the entry now (and read the pool's open servers); Redis away: logged, tried next time."""
+        async with self._writing:
+            await self._beat()
+
+    async def _beat(self) -> None:
         arena = self.arena
         wall, cpu, actions = time.monotonic(), time.process_time(), arena.actions_applied()
         last_wall, last_cpu, last_actions = self._last
@@ -112,11 +144,13 @@ class Membership:
 
     async def stop(self) -> None:
         """Stop the heartbeat and leave the pool."""
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+        self.arena.gateway.on_slots_changed = None
+        for task in (self._task, self._updater):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._task = self._updater = None
         try:
             await pool.leave(self.client, self.keys, self.address)
         except (redis.RedisError, OSError) as error:
