@@ -106,6 +106,48 @@ def test_a_tournament_on_a_pool_of_two_servers_survives_losing_one(
     assert all(w.alive for w in workers) and time.monotonic() - lost_at < 180
 
 
+def test_a_match_that_failed_where_it_was_placed_is_placed_anew_on_its_retry(
+    redis_prefix: tuple[redis.Redis, str],
+    servers: list[ServerProcess],
+    workers: list[WorkerProcess],
+    bots: list[BackgroundBot],
+    tmp_path: Path,
+) -> None:
+    """Each bot is connected to one server only (as a bot that does not follow the pool): the match waits
+    where it was placed for the bot that is not there and fails; by its retry both bots are connected
+    to the other server, and the retry goes there (not back where it failed) and is recorded."""
+    client, prefix = redis_prefix
+    first, second = (ServerProcess(prefix, tmp_path / f"server{i}.log", options=IN_POOL) for i in (1, 2))
+    servers += [first.start(), second.start()]
+    keys = pool.PoolKeys(prefix, POOL)
+    wait_until(lambda: len(pool.servers(client, keys)) == 2, 30, "both servers in the pool")
+    tokens = {name: identity.register_bot(client, prefix, name) for name in ("xan", "yve")}
+    for name, server in (("xan", first), ("yve", second)):
+        bots.append(BackgroundBot(GreedyBot(), server.address, name, tokens[name]))
+        bots[-1].wait_connected()
+    spec = spec_from_dict({"name": "apart", "bots": ["xan", "yve"], "target": 50, "pool": POOL,
+                           "deadlines": {"wait_for_bots_ms": 300},
+                           "retries": {"attempts": 2, "backoff_s": [3]}})  # fmt: skip
+    tournament_id = lifecycle.create_checked(client, prefix, spec)
+    workers.append(
+        WorkerProcess(prefix, identity.create_control_token(client, prefix), tmp_path / "w.log").start()
+    )
+    lifecycle.start(client, prefix, tournament_id)
+    placed_key = Keys(prefix, tournament_id).placed
+    wait_until(lambda: client.hget(placed_key, "0") is not None, 30, "the match to be placed")
+    failed_on = text(client.hget(placed_key, "0") or b"")
+    failed, other = (first, second) if failed_on == first.address else (second, first)
+    wait_until(lambda: client.hget(placed_key, "0") is None, 30, "the failed placement to be forgotten")
+    for name in ("xan", "yve"):  # both on the other server now (each keeps its first connection too)
+        bots.append(BackgroundBot(GreedyBot(), other.address, name, tokens[name]))
+        bots[-1].wait_connected()
+    wait_until(lambda: load(client, prefix, tournament_id).status is TournamentStatus.FINISHED, 60,
+               "the retry to be played and recorded")  # fmt: skip
+    assert states(client, prefix, tournament_id) == {0: MatchState.DONE}
+    assert client.hget(Keys(prefix, tournament_id).attempts, 0) == b"2"
+    assert hosted(other.log) == 1 and hosted(failed.log) == 0  # where it failed, nothing was played
+
+
 def free_port_pair() -> int:
     """A port P with P and P + 1 both free now."""
     for _ in range(50):
