@@ -27,6 +27,7 @@ import redis
 from uno_arena.records import identity
 from uno_arena.server.app import create_server, redis_client
 from uno_arena.server.arena import Arena
+from uno_arena.server.membership import Membership
 from uno_arena.server.settings import ServerSettings
 from uno_arena.workers.queue import delete_prefix
 
@@ -184,6 +185,18 @@ class RunningServer:
     def call_soon(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future[Any]:
         """Schedule a coroutine on the server's loop (e.g. to drain the arena)."""
         return asyncio.run_coroutine_threadsafe(coroutine, self.loop)
+
+    def join_pool(self) -> Membership:
+        """Keep the server's entry in its pool (`settings.pool`), as `uno-arena server` does."""
+
+        async def join() -> Membership:
+            membership = Membership(self.arena, self.arena.redis, self.address, "test")
+            await membership.beat()
+            membership.start()
+            return membership
+
+        joined: Membership = self.call_soon(join()).result(10)
+        return joined
 
 
 def start_server(

@@ -48,6 +48,7 @@ from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.server.app import create_server
 from uno_arena.server.app import redis_client as server_redis_client
+from uno_arena.server.membership import Membership
 from uno_arena.server.settings import ServerSettings
 from uno_arena.web.app import create_app, redis_client
 
@@ -206,17 +207,22 @@ def component(args: list[str], environment: dict[str, str], log: Path) -> Iterat
 @contextlib.contextmanager
 def match_server(url: str) -> Iterator[str]:
     """A match server on a free loopback port whose Redis client is the one `uno-arena server --redis-url
-    URL` makes (`serve`), in a thread of this process; its address."""
+    URL` makes (`serve`), in a thread of this process, in the pool "default" as `serve` puts it; its
+    address."""
     loop = asyncio.new_event_loop()
-    started: concurrent.futures.Future[tuple[grpc.aio.Server, int, redis.asyncio.Redis]] = (
+    started: concurrent.futures.Future[tuple[grpc.aio.Server, int, redis.asyncio.Redis, Membership]] = (
         concurrent.futures.Future()
     )
 
-    async def start() -> tuple[grpc.aio.Server, int, redis.asyncio.Redis]:
+    async def start() -> tuple[grpc.aio.Server, int, redis.asyncio.Redis, Membership]:
         client = server_redis_client(url)
         await client.ping()
-        server, port, _ = await create_server("127.0.0.1:0", client, ServerSettings(key_prefix=PREFIX))
-        return server, port, client
+        server, port, arena = await create_server("127.0.0.1:0", client, ServerSettings(key_prefix=PREFIX))
+        membership = Membership(arena, client, f"127.0.0.1:{port}", "test")
+        await membership.beat()
+        assert membership.beats == 1, "the server could not write its entry in the pool"
+        membership.start()
+        return server, port, client, membership
 
     def run() -> None:
         asyncio.set_event_loop(loop)
@@ -229,10 +235,11 @@ def match_server(url: str) -> Iterator[str]:
 
     thread = threading.Thread(target=run, name="match-server", daemon=True)
     thread.start()
-    server, port, client = started.result(30)
+    server, port, client, membership = started.result(30)
     try:
         yield f"127.0.0.1:{port}"
     finally:
+        asyncio.run_coroutine_threadsafe(membership.stop(), loop).result(10)
         asyncio.run_coroutine_threadsafe(server.stop(grace=None), loop).result(10)
         asyncio.run_coroutine_threadsafe(client.aclose(), loop).result(10)
         loop.call_soon_threadsafe(loop.stop)
@@ -260,9 +267,10 @@ def test_every_component_plays_a_tournament_on_tls_and_acl_redis(secured_redis: 
         try:
             for bot in bots:
                 bot.wait_connected()
+            # on the pool the server is in: the worker places each match there (its script, its keys)
             played = done(organiser(secured, "tournament", "create", "--name", "cup", "--bots", "ann,bob,cid",
                                     "--target", "30", "--seed", "5", "--id", "cup",
-                                    "--server", address))  # fmt: skip
+                                    "--pool", "default"))  # fmt: skip
             assert "3 matches" in played
             # a tournament started and cancelled before any worker runs: RQ's jobs taken back by the organiser
             done(organiser(secured, "tournament", "create", "--name", "spare", "--bots", "ann,bob", "--id",

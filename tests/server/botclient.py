@@ -44,7 +44,9 @@ class TestBot:
         max_matches: int = 1,
         ask_single: bool = False,
         says_alive: bool = False,
+        **hello_fields: object,
     ) -> None:
+        """`hello_fields`: more fields of the Hello (`follow_pool`, `instance`, `link`)."""
         self.name = name
         self.policy = policy or eager(random.Random(name))
         self.says_alive = says_alive
@@ -56,7 +58,12 @@ class TestBot:
         self.ended = False
         self._changed = threading.Condition()
         hello = bot_pb2.Hello(
-            bot_name=name, token=token, max_matches=max_matches, ask_single=ask_single, client="test"
+            bot_name=name,
+            token=token,
+            max_matches=max_matches,
+            ask_single=ask_single,
+            client="test",
+            **hello_fields,  # type: ignore[arg-type]
         )
         self.outgoing.put(bot_pb2.BotMessage(hello=hello))
         self.call = bot_pb2_grpc.BotServiceStub(self.channel).Connect(iter(self.outgoing.get, None))

@@ -16,7 +16,7 @@ import click
 
 from uno_arena.cli.options import server_option, tls_options
 from uno_arena.cli.words import plural
-from uno_arena.sdk import Bot, BotClient, BotRefused, BotReplaced, ClientSettings, ClientTLS, TLSError
+from uno_arena.sdk import Bot, BotRefused, BotReplaced, ClientSettings, ClientTLS, PoolClient, TLSError
 from uno_arena.sdk._bot_errors import raised
 
 
@@ -91,16 +91,28 @@ def load_bot_class(target: str) -> type[Bot]:
 @click.option(
     "--token", envvar="UNO_ARENA_BOT_TOKEN", required=True, help="The bot's token (env UNO_ARENA_BOT_TOKEN)."
 )
-@server_option()
+@server_option("Match server HOST:PORT, or several: HOST:PORT,HOST:PORT")
 @tls_options
 @click.option(
-    "--max-matches", type=click.IntRange(1), default=4, show_default=True, help="Matches played at once."
+    "--max-matches",
+    type=click.IntRange(1),
+    default=4,
+    show_default=True,
+    help="Matches played at once on each server.",
 )
-def run(target: str, name: str, token: str, server: str, tls: ClientTLS, max_matches: int) -> None:
+@click.option("--pool/--no-pool", "follow_pool", default=True, show_default=True,
+              help="Connect to every server of the pool the --server belongs to (the servers tell which), "
+                   "or to the --server addresses only.")  # fmt: skip
+def run(target: str, name: str, token: str, server: str, tls: ClientTLS, max_matches: int,
+        follow_pool: bool) -> None:  # fmt: skip
     """Run BOT (file.py:ClassName or module:ClassName) until Ctrl-C, which finishes its matches first.
 
     BOT is path/to/file.py:ClassName or package.module:ClassName (a module in the current folder
     loads too). The bot reconnects by itself if the server restarts.
+
+    The bot keeps a connection to every server of the pool (docs/scale.md) its --server belongs to,
+    which for a lone server is that one: tournaments on the pool can place its matches on any of them.
+    --no-pool connects to the --server addresses only.
 
     A server off this machine is reached with TLS: --tls (a certificate from a public CA) or --tls-ca
     FILE (a private CA); the token is never sent in clear there unless --insecure says so.
@@ -116,10 +128,13 @@ def run(target: str, name: str, token: str, server: str, tls: ClientTLS, max_mat
     except Exception as error:
         message = f"cannot create {bot_class.__name__}(): {raised(error)}"
         raise click.BadParameter(message, param_hint="BOT") from None
+    settings = ClientSettings(max_matches=max_matches)
     try:
-        client = BotClient(bot, server, name, token, ClientSettings(max_matches=max_matches), tls)
+        client = PoolClient(bot, server, name, token, settings, tls, follow_pool=follow_pool)
     except TLSError as error:  # refused before connecting: plaintext off this machine, or a bad file
         raise click.ClickException(str(error)) from None
+    except ValueError as error:  # no address in --server
+        raise click.BadParameter(str(error), param_hint="'--server'") from None
     abandoned: list[int] = []  # the running matches a second Ctrl-C left behind
 
     def on_signal(signum: signal.Signals) -> None:

@@ -15,8 +15,10 @@ from uno_arena.cli.log_format import log_format_option, say
 from uno_arena.cli.main import INTERRUPTED
 from uno_arena.cli.metrics import Address, metrics_option, serve_metrics
 from uno_arena.cli.options import connect, dial, server_option, tls_options, with_redis
+from uno_arena.cli.server_processes import passed_through, process_count, run_processes
 from uno_arena.cli.tables import Column, json_option, print_fitted, wide_option
 from uno_arena.records import identity
+from uno_arena.records.pool import PoolError, check_pool_name
 from uno_arena.server.app import serve
 from uno_arena.server.metrics import ServerMetrics
 from uno_arena.server.settings import ServerSettings, ServerTLS
@@ -83,6 +85,15 @@ _PEM_FILE = click.Path(exists=True, dir_okay=False)
               help="Listen in plaintext on an address off this machine (tokens cross the network in clear; "
                    "loopback needs no TLS).")  # fmt: skip
 @metrics_option("the server's metrics (bots connected, matches, decisions and their round trips, faults)")
+@click.option("--pool", default=DEFAULTS.pool, show_default=True, envvar="UNO_ARENA_POOL", metavar="NAME",
+              help="The pool of servers this one joins (env UNO_ARENA_POOL): a tournament whose spec says "
+                   "pool = NAME places its matches on them; docs/scale.md.")  # fmt: skip
+@click.option("--advertise", default="", metavar="HOST:PORT",
+              help="The address workers and bots reach this server at, told them through the pool "
+                   "(default: the --listen address; host 0.0.0.0 becomes this machine's name).")  # fmt: skip
+@click.option("--processes", default="1", show_default=True, metavar="N|auto",
+              help="Run N servers on this host, one process each, on the --listen port and the next ones "
+                   "(port 0: each its own free port), all in the pool; auto: one per core.")  # fmt: skip
 def server_command(
     listen: str,
     redis_url: str,
@@ -94,6 +105,9 @@ def server_command(
     tls_client_ca: str | None,
     insecure: bool,
     metrics: Address | None,
+    pool: str,
+    advertise: str,
+    processes: str,
     **limits: int,
 ) -> None:
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
@@ -105,8 +119,29 @@ def server_command(
     Off loopback the server speaks TLS: --tls-cert FILE --tls-key FILE (renewed files are served to new
     connections without a restart), or plaintext behind a TLS-terminating proxy on 127.0.0.1
     (docs/deployment.md). Listening in plaintext elsewhere needs --insecure.
+
+    Every server joins a pool (--pool, registered in Redis) that tournaments may play on, and tells its
+    bots the pool's other servers. --processes N runs N of them here, one per core with `auto`; the
+    first Ctrl-C drains them all, and the exit status is 0 when all stopped cleanly, 1 when one failed.
     """
     logging.getLogger().setLevel(min(logging.getLogger().level, logging.INFO))
+    count = process_count(processes)
+    try:
+        check_pool_name(pool)
+    except PoolError as error:
+        raise click.BadParameter(str(error), param_hint="'--pool'") from None
+    checked = ((advertise, "--advertise"), (listen if count > 1 else "", "--listen"))
+    for address, option in checked:  # a port 0 is taken: the port bound
+        if address and not _host_and_port(address):
+            raise click.BadParameter(f"{address!r}: expected HOST:PORT", param_hint=f"'{option}'")
+    if count > 1 and advertise and listen.endswith(":0") and not advertise.endswith(":0"):
+        raise click.BadParameter(f"{advertise!r}: with --listen port 0 each process picks its own port, so "
+                                 "the advertised port must be 0 too (HOST:0)",
+                                 param_hint="'--advertise'")  # fmt: skip
+    if count > 1:
+        connect(redis_url).close()
+        options = passed_through(click.get_current_context())
+        raise SystemExit(run_processes(count, listen, advertise, redis_url, options, metrics))
     bad = [proxy for proxy in trusted_proxies if not address_key(proxy)]
     if bad:
         raise click.BadParameter(f"{bad[0]!r} is not an IP address", param_hint="'--trusted-proxy'")
@@ -118,7 +153,8 @@ def server_command(
         raise click.UsageError("--insecure is for plaintext: not with --tls-cert")
     tls = ServerTLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
     settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
-                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)  # fmt: skip
+                              insecure=insecure, trusted_proxies=trusted_proxies, pool=pool,
+                              advertise=advertise, **limits)  # fmt: skip
     connect(redis_url).close()
     server_metrics = ServerMetrics()
     if metrics is not None:
@@ -130,6 +166,11 @@ def server_command(
     except KeyboardInterrupt:  # before the server listened (after, Ctrl-C is handled by `serve`)
         say("interrupted before the server started", err=True)
         raise SystemExit(INTERRUPTED) from None
+
+
+def _host_and_port(address: str) -> bool:
+    host, _, port = address.rpartition(":")
+    return bool(host) and port.isdigit() and int(port) < 65536
 
 
 @click.command("register")

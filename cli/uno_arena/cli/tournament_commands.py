@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from click.core import ParameterSource
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
@@ -76,6 +77,9 @@ def _guarded(action: Callable[[], Any]) -> Any:
 @server_option(
     "Match server HOST:PORT the workers use", None, f"; default: the spec's, else {DEFAULTS.server}"
 )
+@click.option("--pool", metavar="NAME",
+              help="Play on the pool of match servers NAME (`uno-arena server --pool NAME`) instead of one "
+                   "server (overrides the spec's).")  # fmt: skip
 @click.option("--id", "tournament_id", help="Tournament id (default: the name and a random suffix).")
 @with_redis
 def create(
@@ -84,10 +88,16 @@ def create(
 ) -> None:  # fmt: skip
     """Check SPEC (a TOML file) and the flags, schedule every match, and store the tournament."""
     overrides = {k: v for k, v in flags.items() if v is not None}
+    # UNO_ARENA_SERVER stands in for a server the spec does not name: never for a pool it names
+    source = click.get_current_context().get_parameter_source("server")
+    environment_server = overrides.pop("server", None) if source is ParameterSource.ENVIRONMENT else None
     if rules_text is not None:  # the spec's [rules] table, replaced like any field a flag gives
         overrides["rules"] = rules_values(rules_text, {"players": "--seats", "target_score": "--target"})
     try:
         parsed = load_spec(spec, overrides) if spec else spec_from_dict(overrides)
+        if environment_server is not None and not parsed.pool:
+            overrides["server"] = environment_server
+            parsed = load_spec(spec, overrides) if spec else spec_from_dict(overrides)
     except SpecError as error:
         message = str(error)
         if rules_text is not None and message.startswith("rules."):  # said of --rules, as `match play` does

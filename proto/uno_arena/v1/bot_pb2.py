@@ -25,45 +25,47 @@ _sym_db = _symbol_database.Default()
 from uno_arena.v1 import game_pb2 as uno__arena_dot_v1_dot_game__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16uno_arena/v1/bot.proto\x12\x0cuno_arena.v1\x1a\x17uno_arena/v1/game.proto\"\xdd\x01\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.uno_arena.v1.HelloH\x00\x12*\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x16.uno_arena.v1.DecisionH\x00\x12\"\n\x04ping\x18\x03 \x01(\x0b\x32\x12.uno_arena.v1.PingH\x00\x12$\n\x05\x64rain\x18\x04 \x01(\x0b\x32\x13.uno_arena.v1.DrainH\x00\x12+\n\tbot_error\x18\x05 \x01(\x0b\x32\x16.uno_arena.v1.BotErrorH\x00\x42\x06\n\x04kind\"\x17\n\x05\x44rain\x12\x0e\n\x06reason\x18\x01 \x01(\t\".\n\x08\x42otError\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"a\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\x12\x12\n\nask_single\x18\x04 \x01(\x08\x12\x0e\n\x06\x63lient\x18\x05 \x01(\t\"1\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\r\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\xb7\x03\n\rServerMessage\x12(\n\x07welcome\x18\x01 \x01(\x0b\x32\x15.uno_arena.v1.WelcomeH\x00\x12\x33\n\rmatch_started\x18\x02 \x01(\x0b\x32\x1a.uno_arena.v1.MatchStartedH\x00\x12\x39\n\x10\x64\x65\x63ision_request\x18\x03 \x01(\x0b\x32\x1d.uno_arena.v1.DecisionRequestH\x00\x12&\n\x06\x65vents\x18\x04 \x01(\x0b\x32\x14.uno_arena.v1.EventsH\x00\x12/\n\x0bhand_result\x18\x05 \x01(\x0b\x32\x18.uno_arena.v1.HandResultH\x00\x12\x35\n\x0ematch_finished\x18\x06 \x01(\x0b\x32\x1b.uno_arena.v1.MatchFinishedH\x00\x12$\n\x05\x66\x61ult\x18\x07 \x01(\x0b\x32\x13.uno_arena.v1.FaultH\x00\x12\"\n\x04pong\x18\x08 \x01(\x0b\x32\x12.uno_arena.v1.PongH\x00\x12*\n\x08\x64raining\x18\t \x01(\x0b\x32\x16.uno_arena.v1.DrainingH\x00\x42\x06\n\x04kind\"#\n\x08\x44raining\x12\x17\n\x0frunning_matches\x18\x01 \x01(\r\"f\n\x07Welcome\x12\x13\n\x0bmax_matches\x18\x01 \x01(\r\x12\x1b\n\x13\x64\x65\x63ision_timeout_ms\x18\x02 \x01(\r\x12\x19\n\x11max_message_bytes\x18\x03 \x01(\r\x12\x0e\n\x06server\x18\x04 \x01(\t\"\x98\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12(\n\x05rules\x18\x04 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\x12\x1b\n\x13\x64\x65\x63ision_timeout_ms\x18\x05 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x06 \x01(\r\"\xce\x01\n\x0f\x44\x65\x63isionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12.\n\x0bobservation\x18\x03 \x01(\x0b\x32\x19.uno_arena.v1.Observation\x12+\n\rlegal_actions\x18\x04 \x03(\x0b\x32\x14.uno_arena.v1.Action\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\r\x12#\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x13.uno_arena.v1.Event\"?\n\x06\x45vents\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x13.uno_arena.v1.Event\"U\n\nHandResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12%\n\x04hand\x18\x02 \x01(\x0b\x32\x17.uno_arena.v1.HandEnded\x12\x0e\n\x06totals\x18\x03 \x03(\x05\":\n\rMatchFinished\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.uno_arena.v1.MatchResult*\xa2\x03\n\x0b\x43loseReason\x12\x1c\n\x18\x43LOSE_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43LOSE_REASON_REPLACED\x10\x01\x12\x1e\n\x1a\x43LOSE_REASON_TOKEN_REVOKED\x10\x02\x12\x1e\n\x1a\x43LOSE_REASON_TOKEN_REFUSED\x10\x03\x12\x19\n\x15\x43LOSE_REASON_NO_HELLO\x10\x04\x12\x1f\n\x1b\x43LOSE_REASON_FIELD_TOO_LONG\x10\x05\x12\"\n\x1e\x43LOSE_REASON_NOT_A_BOT_MESSAGE\x10\x06\x12\x1c\n\x18\x43LOSE_REASON_OUTBOX_FULL\x10\x07\x12\x1c\n\x18\x43LOSE_REASON_STRAY_FLOOD\x10\x08\x12 \n\x1c\x43LOSE_REASON_SERVER_STOPPING\x10\t\x12#\n\x1f\x43LOSE_REASON_TOKEN_CHECK_FAILED\x10\n\x12\x18\n\x14\x43LOSE_REASON_DRAINED\x10\x0b\x12\x1d\n\x19\x43LOSE_REASON_RATE_LIMITED\x10\x0c\x32R\n\nBotService\x12\x44\n\x07\x43onnect\x12\x18.uno_arena.v1.BotMessage\x1a\x1b.uno_arena.v1.ServerMessage(\x01\x30\x01\x62\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x16uno_arena/v1/bot.proto\x12\x0cuno_arena.v1\x1a\x17uno_arena/v1/game.proto\"\xdd\x01\n\nBotMessage\x12$\n\x05hello\x18\x01 \x01(\x0b\x32\x13.uno_arena.v1.HelloH\x00\x12*\n\x08\x64\x65\x63ision\x18\x02 \x01(\x0b\x32\x16.uno_arena.v1.DecisionH\x00\x12\"\n\x04ping\x18\x03 \x01(\x0b\x32\x12.uno_arena.v1.PingH\x00\x12$\n\x05\x64rain\x18\x04 \x01(\x0b\x32\x13.uno_arena.v1.DrainH\x00\x12+\n\tbot_error\x18\x05 \x01(\x0b\x32\x16.uno_arena.v1.BotErrorH\x00\x42\x06\n\x04kind\"\x17\n\x05\x44rain\x12\x0e\n\x06reason\x18\x01 \x01(\t\".\n\x08\x42otError\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x0e\n\x06\x64\x65tail\x18\x02 \x01(\t\"\x96\x01\n\x05Hello\x12\x10\n\x08\x62ot_name\x18\x01 \x01(\t\x12\r\n\x05token\x18\x02 \x01(\t\x12\x13\n\x0bmax_matches\x18\x03 \x01(\r\x12\x12\n\nask_single\x18\x04 \x01(\x08\x12\x0e\n\x06\x63lient\x18\x05 \x01(\t\x12\x13\n\x0b\x66ollow_pool\x18\x06 \x01(\x08\x12\x10\n\x08instance\x18\x07 \x01(\t\x12\x0c\n\x04link\x18\x08 \x01(\t\"1\n\x08\x44\x65\x63ision\x12\x12\n\nrequest_id\x18\x01 \x01(\t\x12\x11\n\taction_id\x18\x02 \x01(\r\"\x15\n\x04Ping\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\x15\n\x04Pong\x12\r\n\x05nonce\x18\x01 \x01(\x04\"\xea\x03\n\rServerMessage\x12(\n\x07welcome\x18\x01 \x01(\x0b\x32\x15.uno_arena.v1.WelcomeH\x00\x12\x33\n\rmatch_started\x18\x02 \x01(\x0b\x32\x1a.uno_arena.v1.MatchStartedH\x00\x12\x39\n\x10\x64\x65\x63ision_request\x18\x03 \x01(\x0b\x32\x1d.uno_arena.v1.DecisionRequestH\x00\x12&\n\x06\x65vents\x18\x04 \x01(\x0b\x32\x14.uno_arena.v1.EventsH\x00\x12/\n\x0bhand_result\x18\x05 \x01(\x0b\x32\x18.uno_arena.v1.HandResultH\x00\x12\x35\n\x0ematch_finished\x18\x06 \x01(\x0b\x32\x1b.uno_arena.v1.MatchFinishedH\x00\x12$\n\x05\x66\x61ult\x18\x07 \x01(\x0b\x32\x13.uno_arena.v1.FaultH\x00\x12\"\n\x04pong\x18\x08 \x01(\x0b\x32\x12.uno_arena.v1.PongH\x00\x12*\n\x08\x64raining\x18\t \x01(\x0b\x32\x16.uno_arena.v1.DrainingH\x00\x12\x31\n\x0cpool_changed\x18\n \x01(\x0b\x32\x19.uno_arena.v1.PoolChangedH\x00\x42\x06\n\x04kind\"\x1e\n\x0bPoolChanged\x12\x0f\n\x07servers\x18\x01 \x03(\t\"#\n\x08\x44raining\x12\x17\n\x0frunning_matches\x18\x01 \x01(\r\"\x98\x01\n\x07Welcome\x12\x13\n\x0bmax_matches\x18\x01 \x01(\r\x12\x1b\n\x13\x64\x65\x63ision_timeout_ms\x18\x02 \x01(\r\x12\x19\n\x11max_message_bytes\x18\x03 \x01(\r\x12\x0e\n\x06server\x18\x04 \x01(\t\x12\x0f\n\x07\x61\x64\x64ress\x18\x05 \x01(\t\x12\x0c\n\x04pool\x18\x06 \x03(\t\x12\x11\n\tpool_name\x18\x07 \x01(\t\"\x98\x01\n\x0cMatchStarted\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x0c\n\x04seat\x18\x02 \x01(\r\x12\x0c\n\x04\x62ots\x18\x03 \x03(\t\x12(\n\x05rules\x18\x04 \x01(\x0b\x32\x19.uno_arena.v1.RulesConfig\x12\x1b\n\x13\x64\x65\x63ision_timeout_ms\x18\x05 \x01(\r\x12\x13\n\x0bmax_strikes\x18\x06 \x01(\r\"\xce\x01\n\x0f\x44\x65\x63isionRequest\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12\x12\n\nrequest_id\x18\x02 \x01(\t\x12.\n\x0bobservation\x18\x03 \x01(\x0b\x32\x19.uno_arena.v1.Observation\x12+\n\rlegal_actions\x18\x04 \x03(\x0b\x32\x14.uno_arena.v1.Action\x12\x13\n\x0b\x64\x65\x61\x64line_ms\x18\x05 \x01(\r\x12#\n\x06\x65vents\x18\x06 \x03(\x0b\x32\x13.uno_arena.v1.Event\"?\n\x06\x45vents\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12#\n\x06\x65vents\x18\x02 \x03(\x0b\x32\x13.uno_arena.v1.Event\"U\n\nHandResult\x12\x10\n\x08match_id\x18\x01 \x01(\t\x12%\n\x04hand\x18\x02 \x01(\x0b\x32\x17.uno_arena.v1.HandEnded\x12\x0e\n\x06totals\x18\x03 \x03(\x05\":\n\rMatchFinished\x12)\n\x06result\x18\x01 \x01(\x0b\x32\x19.uno_arena.v1.MatchResult*\xc3\x03\n\x0b\x43loseReason\x12\x1c\n\x18\x43LOSE_REASON_UNSPECIFIED\x10\x00\x12\x19\n\x15\x43LOSE_REASON_REPLACED\x10\x01\x12\x1e\n\x1a\x43LOSE_REASON_TOKEN_REVOKED\x10\x02\x12\x1e\n\x1a\x43LOSE_REASON_TOKEN_REFUSED\x10\x03\x12\x19\n\x15\x43LOSE_REASON_NO_HELLO\x10\x04\x12\x1f\n\x1b\x43LOSE_REASON_FIELD_TOO_LONG\x10\x05\x12\"\n\x1e\x43LOSE_REASON_NOT_A_BOT_MESSAGE\x10\x06\x12\x1c\n\x18\x43LOSE_REASON_OUTBOX_FULL\x10\x07\x12\x1c\n\x18\x43LOSE_REASON_STRAY_FLOOD\x10\x08\x12 \n\x1c\x43LOSE_REASON_SERVER_STOPPING\x10\t\x12#\n\x1f\x43LOSE_REASON_TOKEN_CHECK_FAILED\x10\n\x12\x18\n\x14\x43LOSE_REASON_DRAINED\x10\x0b\x12\x1d\n\x19\x43LOSE_REASON_RATE_LIMITED\x10\x0c\x12\x1f\n\x1b\x43LOSE_REASON_DUPLICATE_LINK\x10\r2R\n\nBotService\x12\x44\n\x07\x43onnect\x12\x18.uno_arena.v1.BotMessage\x1a\x1b.uno_arena.v1.ServerMessage(\x01\x30\x01\x62\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
 _builder.BuildTopDescriptorsAndMessages(DESCRIPTOR, 'uno_arena.v1.bot_pb2', _globals)
 if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
-  _globals['_CLOSEREASON']._serialized_start=1718
-  _globals['_CLOSEREASON']._serialized_end=2136
+  _globals['_CLOSEREASON']._serialized_start=1906
+  _globals['_CLOSEREASON']._serialized_end=2357
   _globals['_BOTMESSAGE']._serialized_start=66
   _globals['_BOTMESSAGE']._serialized_end=287
   _globals['_DRAIN']._serialized_start=289
   _globals['_DRAIN']._serialized_end=312
   _globals['_BOTERROR']._serialized_start=314
   _globals['_BOTERROR']._serialized_end=360
-  _globals['_HELLO']._serialized_start=362
-  _globals['_HELLO']._serialized_end=459
-  _globals['_DECISION']._serialized_start=461
-  _globals['_DECISION']._serialized_end=510
-  _globals['_PING']._serialized_start=512
-  _globals['_PING']._serialized_end=533
-  _globals['_PONG']._serialized_start=535
-  _globals['_PONG']._serialized_end=556
-  _globals['_SERVERMESSAGE']._serialized_start=559
-  _globals['_SERVERMESSAGE']._serialized_end=998
-  _globals['_DRAINING']._serialized_start=1000
-  _globals['_DRAINING']._serialized_end=1035
-  _globals['_WELCOME']._serialized_start=1037
-  _globals['_WELCOME']._serialized_end=1139
-  _globals['_MATCHSTARTED']._serialized_start=1142
-  _globals['_MATCHSTARTED']._serialized_end=1294
-  _globals['_DECISIONREQUEST']._serialized_start=1297
-  _globals['_DECISIONREQUEST']._serialized_end=1503
-  _globals['_EVENTS']._serialized_start=1505
-  _globals['_EVENTS']._serialized_end=1568
-  _globals['_HANDRESULT']._serialized_start=1570
-  _globals['_HANDRESULT']._serialized_end=1655
-  _globals['_MATCHFINISHED']._serialized_start=1657
-  _globals['_MATCHFINISHED']._serialized_end=1715
-  _globals['_BOTSERVICE']._serialized_start=2138
-  _globals['_BOTSERVICE']._serialized_end=2220
+  _globals['_HELLO']._serialized_start=363
+  _globals['_HELLO']._serialized_end=513
+  _globals['_DECISION']._serialized_start=515
+  _globals['_DECISION']._serialized_end=564
+  _globals['_PING']._serialized_start=566
+  _globals['_PING']._serialized_end=587
+  _globals['_PONG']._serialized_start=589
+  _globals['_PONG']._serialized_end=610
+  _globals['_SERVERMESSAGE']._serialized_start=613
+  _globals['_SERVERMESSAGE']._serialized_end=1103
+  _globals['_POOLCHANGED']._serialized_start=1105
+  _globals['_POOLCHANGED']._serialized_end=1135
+  _globals['_DRAINING']._serialized_start=1137
+  _globals['_DRAINING']._serialized_end=1172
+  _globals['_WELCOME']._serialized_start=1175
+  _globals['_WELCOME']._serialized_end=1327
+  _globals['_MATCHSTARTED']._serialized_start=1330
+  _globals['_MATCHSTARTED']._serialized_end=1482
+  _globals['_DECISIONREQUEST']._serialized_start=1485
+  _globals['_DECISIONREQUEST']._serialized_end=1691
+  _globals['_EVENTS']._serialized_start=1693
+  _globals['_EVENTS']._serialized_end=1756
+  _globals['_HANDRESULT']._serialized_start=1758
+  _globals['_HANDRESULT']._serialized_end=1843
+  _globals['_MATCHFINISHED']._serialized_start=1845
+  _globals['_MATCHFINISHED']._serialized_end=1903
+  _globals['_BOTSERVICE']._serialized_start=2359
+  _globals['_BOTSERVICE']._serialized_end=2441
 # @@protoc_insertion_point(module_scope)

@@ -23,6 +23,7 @@ class CloseReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     CLOSE_REASON_TOKEN_CHECK_FAILED: _ClassVar[CloseReason]
     CLOSE_REASON_DRAINED: _ClassVar[CloseReason]
     CLOSE_REASON_RATE_LIMITED: _ClassVar[CloseReason]
+    CLOSE_REASON_DUPLICATE_LINK: _ClassVar[CloseReason]
 CLOSE_REASON_UNSPECIFIED: CloseReason
 CLOSE_REASON_REPLACED: CloseReason
 CLOSE_REASON_TOKEN_REVOKED: CloseReason
@@ -36,6 +37,7 @@ CLOSE_REASON_SERVER_STOPPING: CloseReason
 CLOSE_REASON_TOKEN_CHECK_FAILED: CloseReason
 CLOSE_REASON_DRAINED: CloseReason
 CLOSE_REASON_RATE_LIMITED: CloseReason
+CLOSE_REASON_DUPLICATE_LINK: CloseReason
 
 class BotMessage(_message.Message):
     __slots__ = ("hello", "decision", "ping", "drain", "bot_error")
@@ -66,18 +68,24 @@ class BotError(_message.Message):
     def __init__(self, request_id: _Optional[str] = ..., detail: _Optional[str] = ...) -> None: ...
 
 class Hello(_message.Message):
-    __slots__ = ("bot_name", "token", "max_matches", "ask_single", "client")
+    __slots__ = ("bot_name", "token", "max_matches", "ask_single", "client", "follow_pool", "instance", "link")
     BOT_NAME_FIELD_NUMBER: _ClassVar[int]
     TOKEN_FIELD_NUMBER: _ClassVar[int]
     MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
     ASK_SINGLE_FIELD_NUMBER: _ClassVar[int]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
+    FOLLOW_POOL_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    LINK_FIELD_NUMBER: _ClassVar[int]
     bot_name: str
     token: str
     max_matches: int
     ask_single: bool
     client: str
-    def __init__(self, bot_name: _Optional[str] = ..., token: _Optional[str] = ..., max_matches: _Optional[int] = ..., ask_single: _Optional[bool] = ..., client: _Optional[str] = ...) -> None: ...
+    follow_pool: bool
+    instance: str
+    link: str
+    def __init__(self, bot_name: _Optional[str] = ..., token: _Optional[str] = ..., max_matches: _Optional[int] = ..., ask_single: _Optional[bool] = ..., client: _Optional[str] = ..., follow_pool: _Optional[bool] = ..., instance: _Optional[str] = ..., link: _Optional[str] = ...) -> None: ...
 
 class Decision(_message.Message):
     __slots__ = ("request_id", "action_id")
@@ -100,7 +108,7 @@ class Pong(_message.Message):
     def __init__(self, nonce: _Optional[int] = ...) -> None: ...
 
 class ServerMessage(_message.Message):
-    __slots__ = ("welcome", "match_started", "decision_request", "events", "hand_result", "match_finished", "fault", "pong", "draining")
+    __slots__ = ("welcome", "match_started", "decision_request", "events", "hand_result", "match_finished", "fault", "pong", "draining", "pool_changed")
     WELCOME_FIELD_NUMBER: _ClassVar[int]
     MATCH_STARTED_FIELD_NUMBER: _ClassVar[int]
     DECISION_REQUEST_FIELD_NUMBER: _ClassVar[int]
@@ -110,6 +118,7 @@ class ServerMessage(_message.Message):
     FAULT_FIELD_NUMBER: _ClassVar[int]
     PONG_FIELD_NUMBER: _ClassVar[int]
     DRAINING_FIELD_NUMBER: _ClassVar[int]
+    POOL_CHANGED_FIELD_NUMBER: _ClassVar[int]
     welcome: Welcome
     match_started: MatchStarted
     decision_request: DecisionRequest
@@ -119,7 +128,14 @@ class ServerMessage(_message.Message):
     fault: _game_pb2.Fault
     pong: Pong
     draining: Draining
-    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., events: _Optional[_Union[Events, _Mapping]] = ..., hand_result: _Optional[_Union[HandResult, _Mapping]] = ..., match_finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., fault: _Optional[_Union[_game_pb2.Fault, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., draining: _Optional[_Union[Draining, _Mapping]] = ...) -> None: ...
+    pool_changed: PoolChanged
+    def __init__(self, welcome: _Optional[_Union[Welcome, _Mapping]] = ..., match_started: _Optional[_Union[MatchStarted, _Mapping]] = ..., decision_request: _Optional[_Union[DecisionRequest, _Mapping]] = ..., events: _Optional[_Union[Events, _Mapping]] = ..., hand_result: _Optional[_Union[HandResult, _Mapping]] = ..., match_finished: _Optional[_Union[MatchFinished, _Mapping]] = ..., fault: _Optional[_Union[_game_pb2.Fault, _Mapping]] = ..., pong: _Optional[_Union[Pong, _Mapping]] = ..., draining: _Optional[_Union[Draining, _Mapping]] = ..., pool_changed: _Optional[_Union[PoolChanged, _Mapping]] = ...) -> None: ...
+
+class PoolChanged(_message.Message):
+    __slots__ = ("servers",)
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, servers: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Draining(_message.Message):
     __slots__ = ("running_matches",)
@@ -128,16 +144,22 @@ class Draining(_message.Message):
     def __init__(self, running_matches: _Optional[int] = ...) -> None: ...
 
 class Welcome(_message.Message):
-    __slots__ = ("max_matches", "decision_timeout_ms", "max_message_bytes", "server")
+    __slots__ = ("max_matches", "decision_timeout_ms", "max_message_bytes", "server", "address", "pool", "pool_name")
     MAX_MATCHES_FIELD_NUMBER: _ClassVar[int]
     DECISION_TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
     MAX_MESSAGE_BYTES_FIELD_NUMBER: _ClassVar[int]
     SERVER_FIELD_NUMBER: _ClassVar[int]
+    ADDRESS_FIELD_NUMBER: _ClassVar[int]
+    POOL_FIELD_NUMBER: _ClassVar[int]
+    POOL_NAME_FIELD_NUMBER: _ClassVar[int]
     max_matches: int
     decision_timeout_ms: int
     max_message_bytes: int
     server: str
-    def __init__(self, max_matches: _Optional[int] = ..., decision_timeout_ms: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., server: _Optional[str] = ...) -> None: ...
+    address: str
+    pool: _containers.RepeatedScalarFieldContainer[str]
+    pool_name: str
+    def __init__(self, max_matches: _Optional[int] = ..., decision_timeout_ms: _Optional[int] = ..., max_message_bytes: _Optional[int] = ..., server: _Optional[str] = ..., address: _Optional[str] = ..., pool: _Optional[_Iterable[str]] = ..., pool_name: _Optional[str] = ...) -> None: ...
 
 class MatchStarted(_message.Message):
     __slots__ = ("match_id", "seat", "bots", "rules", "decision_timeout_ms", "max_strikes")

@@ -7,8 +7,9 @@ A tournament owns:
 - each match's record (`{p}:match:{id}-mNNNNN`, `uno_arena.records.match`);
 - its stored leaderboard (`{p}:leaderboard:{id}:...`, `uno_arena.leaderboard.board`, whose key names
   are `leaderboard_key` and `LeaderboardPart` here);
-- while it runs: each match's lease and queueing lock, live stream (`{p}:live:{match id}`) and its
-  list of running matches (`{p}:tournament:{id}:running`, `uno_arena.records.live`).
+- while it runs: each match's lease and queueing lock, live stream (`{p}:live:{match id}`), its
+  list of running matches (`{p}:tournament:{id}:running`, `uno_arena.records.live`) and, on a pool of
+  servers, where each match was placed (`{p}:tournament:{id}:placed`, `uno_arena.records.pool`).
 
 The first three are *kept*: what an archive holds and an import writes back. The others are
 *transient* (locks, leases, live feeds that expire by themselves): deleted with the tournament, never
@@ -51,7 +52,7 @@ class KeyRole(enum.StrEnum):
     TOURNAMENT = "tournament"  # its record, schedule, states, errors, attempts, results, retries
     MATCH = "match record"
     LEADERBOARD = "leaderboard"
-    LIVE = "live feed"  # a running match's stream and the list of running matches
+    LIVE = "live feed"  # a running match's stream, the list of running matches, where they were placed
     LOCK = "lock"  # a match's lease or queueing lock, the leaderboard's lock
 
 
@@ -107,6 +108,7 @@ def fixed_keys(prefix: str, tournament_id: str) -> list[OwnedKey]:
               for name in (keys.schedule, keys.state, keys.errors, keys.attempts, keys.retries)]  # fmt: skip
     found.append(OwnedKey(keys.results, KeyType.LIST, KeyRole.TOURNAMENT, True))
     found.append(OwnedKey(running_key(keys), KeyType.HASH, KeyRole.LIVE, False))
+    found.append(OwnedKey(keys.placed, KeyType.HASH, KeyRole.LIVE, False))  # the servers of a pool it runs on
     base = leaderboard_key(prefix, tournament_id)
     found.append(OwnedKey(base, KeyType.STRING, KeyRole.LEADERBOARD, False))  # an old version's table
     for part, (kind, kept) in LEADERBOARD_PARTS.items():

@@ -69,7 +69,8 @@ class TournamentSpec:
     cycles: int = 1  # each cycle plays the whole design again with new seeds
     target: int = _RULES.target_score  # score that ends a match
     seed: int = 0  # everything random (schedule, seat order, match seeds) follows from it
-    server: str = DEFAULT_SERVER  # the match server the workers ask to play
+    server: str = DEFAULT_SERVER  # the match server the workers ask to play ...
+    pool: str = ""  # ... or, when set, the pool of servers (`uno-arena server --pool NAME`) to place them on
     # players and target follow seats and target (the default too: the rules' defaults at MIN_PLAYERS seats)
     rules: RulesConfig = field(default_factory=lambda: RulesConfig(players=MIN_PLAYERS))
     deadlines: Deadlines = field(default_factory=Deadlines)
@@ -82,6 +83,7 @@ class TournamentSpec:
         values["rules"] = {
             k: v for k, v in self.rules.to_dict().items() if k not in ("players", "target_score")
         }
+        del values["server" if self.pool else "pool"]  # one or the other, as a spec names them
         return values
 
 
@@ -91,14 +93,19 @@ DEFAULTS = TournamentSpec(name="", bots=())
 
 
 def load_spec(path: Path, overrides: dict[str, Any] | None = None) -> TournamentSpec:
-    """Read a TOML spec; `overrides` (non-None values) replace its top-level fields."""
+    """Read a TOML spec; `overrides` (non-None values) replace its top-level fields. Where matches play
+    is one thing: an override's `server` replaces the spec's `pool` too, and its `pool` the `server`."""
     try:
         values = tomllib.loads(path.read_text())
     except OSError as error:
         raise SpecError(f"{path}: cannot read: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise SpecError(f"{path}: not valid TOML: {error}") from None
-    return spec_from_dict({**values, **{k: v for k, v in (overrides or {}).items() if v is not None}})
+    given = {k: v for k, v in (overrides or {}).items() if v is not None}
+    for one, other in (("server", "pool"), ("pool", "server")):
+        if one in given and other not in given:
+            values.pop(other, None)
+    return spec_from_dict({**values, **given})
 
 
 def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
@@ -110,6 +117,9 @@ def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
             raise SpecError(f"{required}: required")
     seats = _int(values, "seats", DEFAULTS.seats, MIN_PLAYERS, MAX_PLAYERS)
     target = _int(values, "target", DEFAULTS.target, 1, 10**9)
+    if "pool" in values and "server" in values:
+        raise SpecError("pool: a spec names either a server or a pool of servers, not both (pool "
+                        f"{values['pool']!r}, server {values['server']!r})")  # fmt: skip
     return TournamentSpec(
         name=_name(values["name"]),
         bots=_bots(values["bots"], seats),
@@ -118,6 +128,7 @@ def spec_from_dict(values: dict[str, Any]) -> TournamentSpec:
         target=target,
         seed=_int(values, "seed", DEFAULTS.seed, 0, MAX_SEED),
         server=_server(values.get("server", DEFAULTS.server)),
+        pool=_pool(values.get("pool", DEFAULTS.pool)),
         rules=_rules(values.get("rules", {}), seats, target),
         deadlines=_deadlines(values.get("deadlines", {})),
         retries=_retries(values.get("retries", {})),
@@ -161,6 +172,15 @@ def _server(value: Any) -> str:
     host, _, port = str(value).rpartition(":")
     if not isinstance(value, str) or not host or not port.isdigit():
         raise SpecError(f"server: expected HOST:PORT, got {value!r}")
+    return value
+
+
+def _pool(value: Any) -> str:
+    if value == "":
+        return ""
+    if not isinstance(value, str) or not NAME.fullmatch(value):
+        raise SpecError(f"pool: {value!r}: a pool's name (`uno-arena server --pool NAME`): 1-63 letters, "
+                        "digits, '_', '.' or '-', starting with a letter or digit")  # fmt: skip
     return value
 
 

@@ -15,6 +15,8 @@ Keys, all under the configured prefix (docs/redis.md lists them all):
   when an attempt fails with retries left; read only while the match is queued.
 - `{p}:tournament:{id}:queueing:{index}`: held for a moment while a match is being queued, so that
   two processes never queue it twice.
+- `{p}:tournament:{id}:placed`: hash, match index -> the server of its pool it was placed on
+  (a tournament on a pool of servers; `uno_arena.records.pool`).
 """
 
 from __future__ import annotations
@@ -140,6 +142,10 @@ class Keys:
     @property
     def retries(self) -> str:
         return f"{self.tournament}:retries"
+
+    @property
+    def placed(self) -> str:
+        return f"{self.tournament}:placed"
 
     def lease(self, index: int) -> str:
         return f"{self.tournament}:lease:{index}"

@@ -70,6 +70,7 @@ class CloseReason(enum.StrEnum):
     TOKEN_CHECK_FAILED = "token_check_failed"  # the server could not check tokens right now
     DRAINED = "drained"  # after Drain, the last match finished
     RATE_LIMITED = "rate_limited"  # too many failed Hellos from this address lately: retried with backoff
+    DUPLICATE_LINK = "duplicate_link"  # a pool client reached this server by a second address: one stops
 
 
 def close_reason(error: grpc.aio.AioRpcError) -> CloseReason | None:
@@ -91,6 +92,11 @@ class BotRefused(Exception):
 
 class BotReplaced(BotRefused):
     """Another copy of this bot connected under the same name (`reason` REPLACED); this one stops."""
+
+
+class DuplicateLink(Exception):
+    """The server has this client (`instance`) connected already on another of its links: the same
+    server reached by a second address. This link stops; the other plays (`PoolClient` handles it)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +121,10 @@ class BotClient:
     `tls` says how to reach the server (default: plaintext, to loopback only). Raises `PlaintextRefused`
     at once, before connecting, when the token would cross a network in clear, and `TLSError` when a TLS
     file cannot be read.
+
+    One server only; `PoolClient` (`uno_arena.sdk.pool`) runs one of these per server of a pool and
+    gives each an `on_pool`, called with the pool's servers whenever the server tells them (Welcome,
+    PoolChanged), and its `instance` and `link` ids (bot.proto, Hello).
     """
 
     def __init__(
@@ -125,8 +135,14 @@ class BotClient:
         token: str,
         settings: ClientSettings | None = None,
         tls: ClientTLS | None = None,
+        *,
+        on_pool: Callable[[BotClient, list[str]], None] | None = None,
+        instance: str = "",
+        link: str = "",
     ) -> None:
         self.bot, self.server, self.name, self.token = bot, server, name, token
+        self.on_pool, self.instance, self.link = on_pool, instance, link
+        self.address = ""  # the server's own address in its pool, as its last Welcome said ("": none)
         self.settings = settings or ClientSettings()
         self.tls = tls or ClientTLS()
         self.tls.check(server)
@@ -280,6 +296,8 @@ class BotClient:
         protocol has always said: ABORTED is a replacement.
         """
         code, details, reason = error.code(), error.details() or "", close_reason(error)
+        if reason is CloseReason.DUPLICATE_LINK:
+            raise DuplicateLink(details) from None
         if reason is CloseReason.REPLACED or (reason is None and code == grpc.StatusCode.ABORTED):
             message = f"another copy of bot {self.name} connected; this one stops"
             log.error(message)
@@ -298,7 +316,9 @@ class BotClient:
             call: _Call = connect()
             self._decoder = codec.DecisionDecoder()
             hello = bot_pb2.Hello(bot_name=self.name, token=self.token, max_matches=self.settings.max_matches,
-                                  ask_single=self.settings.ask_single, client="uno-arena-sdk")  # fmt: skip
+                                  ask_single=self.settings.ask_single, client="uno-arena-sdk",
+                                  follow_pool=self.on_pool is not None, instance=self.instance,
+                                  link=self.link)  # fmt: skip
             async with self._write_lock:
                 await call.write(bot_pb2.BotMessage(hello=hello))
                 if self._drain.is_set():  # reconnected to finish running matches: still draining
@@ -343,15 +363,20 @@ class BotClient:
     def _handle(self, message: bot_pb2.ServerMessage) -> None:
         kind = message.WhichOneof("kind")
         if kind == "welcome":
+            welcome = message.welcome
             self.running.clear()  # the server tells each running match again (MatchStarted)
+            self.address = welcome.address
             self.connections += 1
             self.connected.set()
             self._spawn(self._welcomed())
             if self.settings.rtt_probe_s > 0 and self._call is not None:
                 self._spawn(self._probe(self._call))
-            log.info(
-                "%s connected to %s (%d matches at once)", self.name, self.server, message.welcome.max_matches
-            )
+            log.info("%s connected to %s (%d matches at once)", self.name, self.server, welcome.max_matches)
+            if self.on_pool is not None and welcome.pool:  # a server older than pools lists none
+                self.on_pool(self, list(welcome.pool))
+        elif kind == "pool_changed":
+            if self.on_pool is not None:
+                self.on_pool(self, list(message.pool_changed.servers))
         elif kind == "match_started":
             started = message.match_started
             self.running.add(started.match_id)
@@ -468,16 +493,3 @@ def _kind(data: bytes) -> str:
         return bot_pb2.ServerMessage.FromString(data).WhichOneof("kind") or "empty"
     except Exception:  # protobuf's DecodeError, or anything a broken message makes it raise
         return "malformed"
-
-
-async def run_bot(
-    bot: Bot,
-    server: str,
-    name: str,
-    token: str,
-    settings: ClientSettings | None = None,
-    tls: ClientTLS | None = None,
-) -> None:
-    """Play until cancelled or refused: the simplest way to run a bot. `tls`: how to reach the server
-    (`ClientTLS(ca_file=...)` for a private CA; plaintext is refused off this machine)."""
-    await BotClient(bot, server, name, token, settings, tls).run()

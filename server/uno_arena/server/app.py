@@ -20,8 +20,9 @@ from grpc_reflection.v1alpha import reflection
 from uno_arena.records import connection
 from uno_arena.rules import build
 from uno_arena.server.arena import Arena
+from uno_arena.server.membership import Membership, advertised_address
 from uno_arena.server.metrics import ServerMetrics
-from uno_arena.server.servicers import BotServicer, ControlServicer
+from uno_arena.server.servicers import SERVER_NAME, BotServicer, ControlServicer
 from uno_arena.server.settings import ServerSettings
 from uno_arena.server.tls import server_credentials
 from uno_arena.v1 import bot_pb2, control_pb2
@@ -170,7 +171,10 @@ async def serve(
     address: str, redis_url: str, settings: ServerSettings, metrics: ServerMetrics | None = None
 ) -> None:
     """Run until SIGINT/SIGTERM; then drain running matches and stop (a second signal stops at once).
-    `metrics`: what to count in (the caller serves its registry: `uno-arena server --metrics`)."""
+    `metrics`: what to count in (the caller serves its registry: `uno-arena server --metrics`).
+
+    While it serves, the server keeps its entry in its pool (`settings.pool`, `membership`): it leaves
+    the pool's open servers as it starts draining, and the pool as it stops."""
     redis_client_ = redis_client(redis_url)
     try:
         await redis_client_.ping()
@@ -183,6 +187,10 @@ async def serve(
     if tls is not None and tls.client_ca_file:
         security += f", client certificates from {tls.client_ca_file} required"
     log.info("match server listening on %s (port %d), %s, %s", address, port, security, build.describe())
+    membership = Membership(arena, redis_client_, advertised_address(address, port, settings.advertise),
+                            SERVER_NAME)  # fmt: skip
+    await membership.beat()  # in the pool before the first bot or worker could look for it
+    membership.start()
     # What is loaded by now lives as long as the server: kept out of the collector's passes, which
     # then walk only what matches and connections allocate (docs/performance.md)
     gc.freeze()
@@ -192,6 +200,7 @@ async def serve(
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, _on_signal, stop, arena)
     await stop.wait()
+    await membership.drain()
     running = len(arena.running)
     log.info(
         "stopping: no new matches; %d running %s first, up to %g s "
@@ -213,6 +222,7 @@ async def serve(
             )
         elif running:
             log.info("the running matches finished")
+    await membership.stop()  # out of the pool before the bots are told: none comes back here
     await arena.stop_bots(timeout=2)  # their streams end now (UNAVAILABLE), so the stop below is prompt
     await server.stop(grace=1)
     await redis_client_.aclose()

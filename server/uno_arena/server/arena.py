@@ -98,6 +98,13 @@ class Arena:
         self.finished = FinishedMatches(settings.finished_keep_ms / 1000, settings.finished_max_bytes)
         self.draining = False  # no new matches
         self.stopping = False  # no new bot connections either
+        # Its pool (`uno_arena.server.membership` keeps them): this server's address there, the name,
+        # and the pool's servers taking new matches as last read (told to bots in Welcome and
+        # PoolChanged)
+        self.address = ""
+        self.pool_name = settings.pool
+        self.pool: tuple[str, ...] = ()
+        self.actions_done = 0  # actions applied in the matches finished so far (for actions per second)
         self._tasks: set[asyncio.Task[None]] = set()
         self._token_watch: asyncio.Task[None] | None = None
         self.token_checks = 0  # rounds of the token watch, answered by Redis or not
@@ -135,8 +142,24 @@ class Arena:
         finally:
             await self.gateway.release(host.spec.bots)
             self.running.pop(host.spec.match_id, None)
+            self.actions_done += len(host.match.actions)
             if host.ending is not None:
                 self.finished.add(host.spec, host.ending)
+
+    def actions_applied(self) -> int:
+        """Actions applied in every match so far, the running ones' included."""
+        return self.actions_done + sum(len(host.match.actions) for host in self.running.values())
+
+    def load(self) -> int:
+        """What placement compares servers by: the matches running and those waiting for their bots."""
+        return len(self.running) + self.gateway.reserving
+
+    def set_pool(self, servers: list[str]) -> None:
+        """The pool's open servers as just read: a change is told to the bots that follow the pool."""
+        pool = tuple(servers)
+        if pool != self.pool:
+            self.pool = pool
+            self.gateway.tell_pool(pool)
 
     async def drain(self, timeout: float) -> int:
         """Refuse new matches, let running ones finish (up to `timeout` s), then abort the rest.

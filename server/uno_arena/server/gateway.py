@@ -66,6 +66,10 @@ class NoNewMatches(Exception):
     """The server is draining: `Gateway.reserve` gives no slot to anyone any more."""
 
 
+class DuplicateLink(Exception):
+    """The bot's client is connected to this server already on another of its links (`Gateway.attach`)."""
+
+
 class PendingDecision(Protocol):
     """A decision request sent on a connection and not answered yet (a match's `Asked`).
 
@@ -150,6 +154,9 @@ class BotConnection:
     drain_reason: str = ""
     heard: int = 0  # messages read from the bot so far: a decision asked at `heard` == n hears of none
     holding: int = 0  # its decisions held past their deadline for the keepalive's verdict (`held`)
+    follow_pool: bool = False  # Hello.follow_pool: told of every change of the pool (PoolChanged)
+    instance: str = ""  # Hello.instance and Hello.link: which client, and which of its connections
+    link: str = ""
 
     def __post_init__(self) -> None:
         self._outbox: deque[bytes] = deque()
@@ -309,6 +316,9 @@ class Gateway:
         self.refusing: str | None = None  # why no new match starts (the server drains), or None
         self.reserving = 0  # PlayMatch calls waiting in `reserve` for their bots
         self._bot_error_sinks: dict[str, BotErrorSink] = {}  # running match id -> its BotError taker
+        # told whenever a bot's free match slots may have changed (its pool entry is written then:
+        # `uno_arena.server.membership`)
+        self.on_slots_changed: Callable[[], None] | None = None
 
     def connection(self, name: str) -> BotConnection | None:
         return self._bots.get(name)
@@ -324,8 +334,16 @@ class Gateway:
         return self._active.get(name, 0)
 
     async def attach(self, connection: BotConnection) -> None:
-        """Register a new connection; an older one under the same name is replaced."""
+        """Register a new connection; an older one under the same name is replaced, unless it is the
+        same client's (Hello.instance) on another of its links (Hello.link): then the new one is
+        refused with `DuplicateLink` (the client reached this server by two addresses)."""
         old = self._bots.get(connection.name)
+        if (old is not None and not old.closed and connection.instance and old.instance == connection.instance
+                and old.link != connection.link):  # fmt: skip
+            raise DuplicateLink(
+                f"bot {connection.name} is connected to this server already by the same client (its link "
+                f"{printable(old.link)!r}); this link stays unused"
+            )
         self._bots[connection.name] = connection
         if old is not None:
             log.info(
@@ -444,6 +462,21 @@ class Gateway:
         else:
             connection.stray(match_id, f"no pending request {request_id!r} (late or unknown)")
 
+    def free_slots(self) -> dict[str, int]:
+        """Bot name -> match slots it has free, of every connected bot that takes new matches (not one
+        draining, nor one whose link may be dead: `holding`)."""
+        return {name: max(connection.max_matches - self._active.get(name, 0), 0)
+                for name, connection in self._bots.items()
+                if not connection.closed and not connection.draining and not connection.holding}  # fmt: skip
+
+    def tell_pool(self, servers: Iterable[str]) -> None:
+        """Send PoolChanged to every connection that follows the pool."""
+        message = bot_pb2.ServerMessage(pool_changed=bot_pb2.PoolChanged(servers=list(servers)))
+        data = message.SerializeToString()
+        for connection in self._bots.values():
+            if connection.follow_pool:
+                connection.send(data)
+
     def track_ending(self, ending: asyncio.Task[None]) -> None:
         """A task ending a stream with a status (see `close_all`)."""
         self._endings.add(ending)
@@ -490,6 +523,7 @@ class Gateway:
                 raise NoNewMatches(self.refusing)
             for name in wanted:
                 self._active[name] = self._active.get(name, 0) + 1
+        self._slots_changed()
 
     def _missing(self, names: list[str]) -> str | None:
         for name in names:
@@ -523,6 +557,7 @@ class Gateway:
         log.info("bot %s draining: %d %s left (%s)", connection.name, running, matches,
                  connection.drain_reason or "no reason given", extra={"bot": connection.name})  # fmt: skip
         connection.send(bot_pb2.ServerMessage(draining=bot_pb2.Draining(running_matches=running)))
+        self._slots_changed()
         if not running:
             connection.close(DRAINED, None, bot_pb2.CLOSE_REASON_DRAINED)
 
@@ -557,5 +592,10 @@ class Gateway:
         task.add_done_callback(self._wakes.discard)
 
     async def _notify(self) -> None:
+        self._slots_changed()
         async with self._changed:
             self._changed.notify_all()
+
+    def _slots_changed(self) -> None:
+        if self.on_slots_changed is not None:
+            self.on_slots_changed()

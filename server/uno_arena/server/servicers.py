@@ -18,7 +18,7 @@ from uno_arena.records import identity
 from uno_arena.rules import ConfigError, build
 from uno_arena.rules.config import MAX_PLAYERS, MIN_PLAYERS
 from uno_arena.server.arena import SERVER_DRAINING, SERVER_STOPPING, Arena
-from uno_arena.server.gateway import BotConnection, NoNewMatches, too_long
+from uno_arena.server.gateway import BotConnection, DuplicateLink, NoNewMatches, too_long
 from uno_arena.server.match_host import MatchHost, MatchSpec, Progress
 from uno_arena.server.spectators import Spectator
 from uno_arena.server.throttle import FailureLimiter, address_key, client_address, say_wait
@@ -49,10 +49,12 @@ REFUSALS: dict[bot_pb2.CloseReason, grpc.StatusCode] = {
     bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED: grpc.StatusCode.UNAVAILABLE,
     bot_pb2.CLOSE_REASON_TOKEN_REFUSED: grpc.StatusCode.UNAUTHENTICATED,
     bot_pb2.CLOSE_REASON_RATE_LIMITED: grpc.StatusCode.RESOURCE_EXHAUSTED,
+    bot_pb2.CLOSE_REASON_DUPLICATE_LINK: grpc.StatusCode.ALREADY_EXISTS,
 }
 # The refusals that are not the client's fault: they take nothing from its address's failure bucket
 NOT_FAILURES = frozenset({bot_pb2.CLOSE_REASON_SERVER_STOPPING, bot_pb2.CLOSE_REASON_TOKEN_CHECK_FAILED,
-                          bot_pb2.CLOSE_REASON_RATE_LIMITED})  # fmt: skip
+                          bot_pb2.CLOSE_REASON_RATE_LIMITED,
+                          bot_pb2.CLOSE_REASON_DUPLICATE_LINK})  # fmt: skip
 STATUS_WAIT = 0.5  # s: how long ending a stream waits for its status to go out before cancelling it
 
 # each call's context, by its request and response messages
@@ -108,6 +110,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             client=hello.client,
             token_sha256=identity.token_digest(hello.token),
             settings=settings,
+            follow_pool=hello.follow_pool,
+            instance=hello.instance,
+            link=hello.link,
         )
         call = asyncio.current_task()
         assert call is not None
@@ -117,7 +122,11 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             self.arena.gateway.track_ending(asyncio.create_task(ending))
 
         connection.on_forced_close = end_now
-        await self.arena.connect(connection)
+        try:
+            await self.arena.connect(connection)
+        except DuplicateLink as duplicate:
+            log.info("%s", duplicate, extra={"bot": connection.name})
+            await self._refuse(context, bot_pb2.CLOSE_REASON_DUPLICATE_LINK, str(duplicate))
         log.info("bot %s connected (%d matches at once, %s)", connection.name, connection.max_matches,
                  printable(hello.client), extra={"bot": connection.name})  # fmt: skip
         reader = asyncio.create_task(self.arena.gateway.read(connection, context))
@@ -129,6 +138,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
                         decision_timeout_ms=settings.decision_timeout_ms,
                         max_message_bytes=settings.max_message_bytes,
                         server=SERVER_NAME,
+                        address=self.arena.address,
+                        pool=list(self.arena.pool),
+                        pool_name=self.arena.pool_name,
                     )
                 )
             )
@@ -214,8 +226,9 @@ class BotServicer(bot_pb2_grpc.BotServiceServicer):  # type: ignore[misc]
             await self._refuse(context, bot_pb2.CLOSE_REASON_NO_HELLO, "the first message must be Hello")
         hello = first.hello
         problem = first_too_long(
-            (("bot_name", hello.bot_name), ("token", hello.token)), settings.max_id_chars
-        ) or too_long("client", hello.client, settings.max_client_chars)
+            (("bot_name", hello.bot_name), ("token", hello.token), ("instance", hello.instance),
+             ("link", hello.link)), settings.max_id_chars,
+        ) or too_long("client", hello.client, settings.max_client_chars)  # fmt: skip
         if problem:
             log.info("refused a bot's Hello: %s", problem)
             await self._refuse(context, bot_pb2.CLOSE_REASON_FIELD_TOO_LONG, f"Hello.{problem}")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from uno_arena.records.pool import DEFAULT_POOL, ENTRY_TTL_MS, HEARTBEAT_MS
 from uno_arena.records.spec import Deadlines
 
 DEADLINES = Deadlines()  # the one place the per-match defaults live; a PlayMatch request may set its own
@@ -71,6 +72,13 @@ class ServerSettings:
     max_spectators: int = 512  # Spectate streams at once, all matches together
     spectator_backlog: int = 1000  # batches waiting for one Spectate stream; a stream further behind ends
     key_prefix: str = "uno-arena"  # Redis key namespace
+    # The pool of servers this one registers in (`uno_arena.records.pool`, docs/scale.md): its name, the
+    # address workers and bots reach this server at ("": the address it listens on), how often it writes
+    # its entry and how long that entry outlives its last heartbeat.
+    pool: str = DEFAULT_POOL
+    advertise: str = ""
+    heartbeat_ms: int = HEARTBEAT_MS
+    pool_entry_ttl_ms: int = ENTRY_TTL_MS
 
     @property
     def dead_link_s(self) -> float:

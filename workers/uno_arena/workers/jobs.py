@@ -26,6 +26,7 @@ records.
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
 import os
@@ -34,7 +35,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import grpc
 import redis
@@ -44,6 +45,7 @@ from rq.job import Job
 from uno_arena.records.live import LiveFeed
 from uno_arena.records.match import is_recorded, record
 from uno_arena.records.outage import patiently, prompt_client
+from uno_arena.records.pool import PoolKeys, place, set_aside
 from uno_arena.records.spec import TournamentSpec
 from uno_arena.records.tournament import (
     Keys,
@@ -74,6 +76,12 @@ REFRESH_SUFFIX = "__board"  # a refresh's job id: its match job's and this (`wor
 FIRST_SERVER_PAUSE_S = 0.5
 LONGEST_SERVER_PAUSE_S = 5.0
 END_FEED_WAIT_S = 10.0  # how long ending a live feed waits out Redis; the result is recorded by then
+
+
+class Waiting(Protocol):
+    """A job's `waiting`: an action on Redis, tried again while Redis is away (for `redis_wait_s`)."""
+
+    def __call__(self, action: Callable[[], T], what: str) -> T: ...
 
 
 class MatchFailed(RuntimeError):
@@ -142,12 +150,17 @@ def _play_match(client: redis.Redis, tournament_id: str, index: int, prefix: str
         log.info("%s match %d: another worker is playing it", tournament_id, index, extra=ids)
         return "played by another worker"
     feed = LiveFeed(client, keys, index, match.bots)
-    follower = Follower(feed, tournament.spec.server, settings.control_token, settings.tls)
+    follower = Follower(feed, None, settings.control_token, settings.tls)
     with lease.kept():
         follower.start()
         try:
             try:
-                finished, log_bytes = _play(keys, index, match, tournament.spec, settings, follower.fault)
+                if tournament.spec.pool:
+                    finished, log_bytes = _play_on_pool(client, keys, index, match, tournament.spec, settings,
+                                                        follower, waiting)  # fmt: skip
+                else:
+                    follower.follow(tournament.spec.server)
+                    finished, log_bytes = _play(keys, index, match, tournament.spec, settings, follower.fault)
             except MatchFailed as error:
                 retrying = bool(job.retries_left)
                 due = time.time() + job.get_retry_interval() if retrying else None
@@ -290,12 +303,10 @@ class Lease:
                             extra=self.keys.log_ids(self.index))  # fmt: skip
 
 
-def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, settings: WorkerSettings,
-          on_fault: Callable[[pb.Fault], None]) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
-    """Play the match (or attach to it, or fetch its result), waiting out a server that is away; each
-    fault is handed to `on_fault` as the server reports it."""
+def _request(keys: Keys, index: int, match: ScheduledMatch,
+             spec: TournamentSpec) -> control_pb2.PlayMatchRequest:  # fmt: skip
     deadlines = spec.deadlines
-    request = control_pb2.PlayMatchRequest(
+    return control_pb2.PlayMatchRequest(
         match_id=keys.match_id(index),
         bots=list(match.bots),
         rules=codec.rules(spec.rules),
@@ -305,12 +316,24 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
         disconnect_grace_ms=deadlines.disconnect_grace_ms,
         wait_for_bots_ms=deadlines.wait_for_bots_ms,
     )
-    try:  # the control token never goes in clear off this machine, unless the worker was told it may
-        settings.tls.check(spec.server)
+
+
+def _check_tls(settings: WorkerSettings, server: str) -> None:
+    """The control token never goes in clear off this machine, unless the worker was told it may."""
+    try:
+        settings.tls.check(server)
         if settings.tls.enabled:
             settings.tls.credentials()
     except TLSError as error:
         raise MatchFailed(f"the worker's TLS settings: {error}") from None
+
+
+def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, settings: WorkerSettings,
+          on_fault: Callable[[pb.Fault], None]) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
+    """Play the match (or attach to it, or fetch its result), waiting out a server that is away; each
+    fault is handed to `on_fault` as the server reports it."""
+    request = _request(keys, index, match, spec)
+    _check_tls(settings, spec.server)
     gone_since: float | None = None
     pause = FIRST_SERVER_PAUSE_S
     while True:
@@ -328,6 +351,59 @@ def _play(keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec, s
             _await_server(spec.server, settings.tls, min(pause, left), left)
             job_report().server_wait_s += time.monotonic() - now
             pause = min(pause * 2, LONGEST_SERVER_PAUSE_S)
+
+
+def _play_on_pool(client: redis.Redis, keys: Keys, index: int, match: ScheduledMatch, spec: TournamentSpec,
+                  settings: WorkerSettings, follower: Follower,
+                  waiting: Waiting,
+                  ) -> tuple[control_pb2.FinishedMatch, bytes]:  # fmt: skip
+    """`_play` on a pool of servers: the match goes where `pool.place` says (where it was placed before,
+    while that server lives: a later attempt attaches to it there). A server that is lost, or refuses it
+    (draining), is set aside and the match placed again at once on another: played again there,
+    recorded once. With no server of the pool left to try, the job waits for one, as `_play` waits for
+    its server, for up to `server_wait_s`."""
+    request = _request(keys, index, match, spec)
+    pool_keys = PoolKeys(keys.prefix, spec.pool)
+    ids = keys.log_ids(index)
+    excluded: list[str] = []
+    gone_since: float | None = None
+    pause = FIRST_SERVER_PAUSE_S
+    while True:
+        placement = waiting(lambda: place(client, pool_keys, keys.placed, index, match.bots, excluded),
+                            f"placing it in pool {spec.pool}")  # fmt: skip
+        tried = time.monotonic()
+        if placement is None:
+            besides = f" besides {', '.join(excluded)}, lost or refusing it" if excluded else ""
+            gone = _ServerGone(f"no server of pool {spec.pool!r} takes matches{besides}")
+            excluded.clear()  # a server lost may be back by the next try
+        else:
+            server = placement.server
+            log.info("%s: %s %s", request.match_id, "attaching to it on" if placement.kept else "placed on",
+                     server, extra=ids)  # fmt: skip
+            _check_tls(settings, server)
+            follower.follow(server)
+            try:
+                return _attempt(request, server, settings.control_token, follower.fault, settings.tls)
+            except MatchFailed:  # not played there (its bots never came): the next attempt places it anew
+                waiting(lambda: client.hdel(keys.placed, str(index)), "forgetting where it was placed")
+                raise
+            except _ServerGone as error:
+                gone = error
+                excluded.append(server)
+                waiting(functools.partial(set_aside, client, pool_keys, server), f"setting {server} aside")
+        now = time.monotonic()
+        if gone_since is None or now - tried >= LONGEST_SERVER_PAUSE_S:  # it played a while: a new loss
+            gone_since = tried
+        left = settings.server_wait_s - (now - gone_since)
+        if left <= 0:
+            waited = f"waited {settings.server_wait_s:g} s for a server of pool {spec.pool}"
+            raise MatchFailed(f"{gone} ({waited})")
+        if placement is None:
+            log.warning("%s: %s; waiting up to %.0f s for one", request.match_id, gone, left, extra=ids)
+            time.sleep(min(pause, left))  # a backoff: the pool is asked again, not in a loop
+            pause = min(pause * 2, LONGEST_SERVER_PAUSE_S)
+        else:
+            log.warning("%s: %s on %s; placing it again", request.match_id, gone, placement.server, extra=ids)
 
 
 def _await_server(address: str, tls: ClientTLS, pause: float, timeout: float) -> None:

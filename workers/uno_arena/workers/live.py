@@ -43,7 +43,9 @@ RETRIED = frozenset({grpc.StatusCode.NOT_FOUND, grpc.StatusCode.UNAVAILABLE})
 class Follower:
     """Follows one match's Spectate stream into its `LiveFeed`, from `start` until `close`."""
 
-    def __init__(self, feed: LiveFeed, server: str, control_token: str, tls: ClientTLS | None = None) -> None:
+    def __init__(self, feed: LiveFeed, server: str | None, control_token: str,
+                 tls: ClientTLS | None = None) -> None:  # fmt: skip
+        """`server`: where the match plays; None until it is placed (a pool's, `follow` says where)."""
         self.feed, self.server, self.tls = feed, server, tls or ClientTLS()
         self._ids = feed.keys.log_ids(feed.index)  # the fields of its log lines (`--log-format json`)
         self._metadata = [("authorization", f"Bearer {control_token}")]
@@ -102,22 +104,40 @@ class Follower:
             self._pending_faults.sort(key=lambda f: f.event_index)
             self._changed.notify_all()
 
+    def follow(self, server: str) -> None:
+        """Follow the match on `server` from now on: a pool's job placed it there (again, after the
+        server it played on was lost: the match starts over there, and so does its feed)."""
+        with self._changed:
+            if server == self.server:
+                return
+            self.server, call = server, self._call
+        if call is not None:
+            call.cancel()  # the reader then asks the new server
+
     # --- the reader -------------------------------------------------------
 
     def _read(self) -> None:
         request = control_pb2.SpectateRequest(match_id=self.feed.match_id)
         pause = POLL_S
         try:
-            with channels.channel(self.server, self.tls) as channel:
-                stub = control_pb2_grpc.ControlServiceStub(channel)
-                while not self._cancel.is_set():
-                    code = self._follow(stub, request)
-                    if code is not None and code not in RETRIED:
+            while not self._cancel.is_set():
+                server = self.server
+                if server is None:  # not placed yet
+                    if self._finishing.wait(POLL_S):
                         return
-                    away = code == grpc.StatusCode.UNAVAILABLE  # back off; not running yet: ask again soon
-                    pause = min(pause * 2, LONGEST_PAUSE_S) if away else POLL_S
-                    if self._finishing.wait(pause):  # the match is over: nothing more will come
-                        return
+                    continue
+                with channels.channel(server, self.tls) as channel:
+                    stub = control_pb2_grpc.ControlServiceStub(channel)
+                    while not self._cancel.is_set() and self.server == server:
+                        code = self._follow(stub, request, server)
+                        if self.server != server:  # moved: ask the new server
+                            break
+                        if code is not None and code not in RETRIED:
+                            return
+                        away = code == grpc.StatusCode.UNAVAILABLE  # back off; not running yet: soon
+                        pause = min(pause * 2, LONGEST_PAUSE_S) if away else POLL_S
+                        if self._finishing.wait(pause):  # the match is over: nothing more will come
+                            return
         except TLSError as error:  # the job refuses the match for the same reason, and says so
             log.debug("%s: not following its public events: %s", self.feed.match_id, error)
         except Exception:  # a bug of ours must not touch the match
@@ -127,14 +147,15 @@ class Follower:
                 self._reading = False
                 self._changed.notify_all()
 
-    def _follow(self, stub: control_pb2_grpc.ControlServiceStub,
-                request: control_pb2.SpectateRequest) -> grpc.StatusCode | None:  # fmt: skip
+    def _follow(self, stub: control_pb2_grpc.ControlServiceStub, request: control_pb2.SpectateRequest,
+                server: str) -> grpc.StatusCode | None:  # fmt: skip
         """Read one Spectate stream to its end: None when it ended (the match ended on that server), else
         the status code it failed with."""
         call = stub.Spectate(request, metadata=self._metadata)
         with self._changed:
             self._call = call
-        if self._cancel.is_set():
+            moved = self.server != server
+        if self._cancel.is_set() or moved:
             call.cancel()
         position = 0  # this stream's events so far: every stream starts from the match's first event
         try:
@@ -143,7 +164,7 @@ class Follower:
                 position += len(batch.events)
         except grpc.RpcError as error:
             code: grpc.StatusCode = error.code()
-            if code == grpc.StatusCode.CANCELLED and self._cancel.is_set():
+            if code == grpc.StatusCode.CANCELLED and (self._cancel.is_set() or self.server != server):
                 return code
             if code == grpc.StatusCode.UNAVAILABLE and position:
                 log.info("%s: its Spectate stream broke (%s); asking again", self.feed.match_id,
