@@ -251,7 +251,7 @@ def single_agent(
 
 
 def _bot(opponent: Opponent) -> Bot:
-    made = opponent if isinstance(opponent, Bot) else opponent()
+    made = opponent if isinstance(opponent, Bot) or not callable(opponent) else opponent()
     if not isinstance(made, Bot):
         raise TypeError(f"opponents: {opponent!r} is neither a uno_arena.sdk.Bot nor makes one")
     return made
