@@ -17,7 +17,7 @@ from uno_arena.rules import RulesConfig
 from uno_arena.sdk import PolicyBot
 from uno_arena.sdk.arena import play
 from uno_arena.sdk.examples.random_bot import RandomBot
-from uno_arena.sdk.network import PolicyNetwork
+from uno_arena.sdk.network import PolicyNetwork, network_input
 
 
 def test_the_training_loop_runs_saves_and_the_policy_plays(
@@ -31,7 +31,7 @@ def test_the_training_loop_runs_saves_and_the_policy_plays(
         "trained 3 batches" in caplog.text and "greedy policy vs random, 2 matches to 60: won" in caplog.text
     )
     network = PolicyNetwork.load(out)
-    assert [w.shape for w, _ in network.layers] == [(851, 8), (8, 141)]
+    assert [w.shape for w, _ in network.layers] == [(851 + 141, 8), (8, 141)]
     assert np.abs(network.layers[-1][0]).sum() > 0  # trained: the last layer starts at zero
     result = play([lambda: PolicyBot(out), RandomBot], seats=2, matches=2, rules=RulesConfig(target_score=60),
                   seed=1)  # fmt: skip
@@ -42,12 +42,12 @@ def test_a_gradient_step_makes_the_rewarded_choice_likelier() -> None:
     """REINFORCE's sign: of two legal actions, the one taken in the better hand gains probability."""
     rng = np.random.default_rng(0)
     network = PolicyNetwork.initial([4], rng)
-    vector = rng.random(851).astype(np.float32)
-    batch = train_policy.Batch(vectors=[vector, vector], legal=[np.array([3, 120]), np.array([3, 120])],
-                               actions=[3, 120], returns=[1.0, -1.0])  # fmt: skip
-    before = network.scores(vector)[3] - network.scores(vector)[120]
+    legal = np.array([3, 120])
+    x = network_input(rng.random(851).astype(np.float32), legal)
+    batch = train_policy.Batch(inputs=[x, x], legal=[legal, legal], actions=[3, 120], returns=[1.0, -1.0])
+    before = network.scores(x)[3] - network.scores(x)[120]
     train_policy.Adam(0.01).step(network, train_policy.gradients(network, batch, entropy=0.0))
-    assert network.scores(vector)[3] - network.scores(vector)[120] > before
+    assert network.scores(x)[3] - network.scores(x)[120] > before
 
 
 NO_RL_PACKAGES = """
@@ -87,3 +87,16 @@ def test_bot_play_plays_a_policy_with_numpy_only(tmp_path: Path) -> None:
                           timeout=120)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     assert "MyPolicy" in done.stdout and "rl packages loaded: []" in done.stdout
+
+
+def test_without_the_rl_extra_the_environments_say_what_to_install() -> None:
+    script = NO_RL_PACKAGES + textwrap.dedent("""
+        import uno_arena.env  # the package itself imports: its names load on use
+        try:
+            uno_arena.env.env
+        except ModuleNotFoundError as missing:
+            print(missing)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "uno_arena.env needs gymnasium: pip install 'uno-arena[rl]'"

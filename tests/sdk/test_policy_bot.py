@@ -5,21 +5,22 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from uno_arena.sdk import PolicyBot
-from uno_arena.sdk.encoding import ACTION_COUNT, OBSERVATION_SIZE
-from uno_arena.sdk.network import PolicyNetwork, WeightsError
+from uno_arena.sdk.encoding import ACTION_COUNT
+from uno_arena.sdk.network import INPUT_SIZE, PolicyNetwork, WeightsError
 from uno_arena.sdk.policy import WEIGHTS_VARIABLE
 from uno_arena.sdk.testkit import position
 
 
 def weights_preferring(action_id: int, folder: Path) -> Path:
     """A one-layer network that scores `action_id` above everything else."""
-    weights = np.zeros((OBSERVATION_SIZE, ACTION_COUNT), np.float32)
+    weights = np.zeros((INPUT_SIZE, ACTION_COUNT), np.float32)
     bias = np.zeros(ACTION_COUNT, np.float32)
     bias[action_id] = 1.0
     return PolicyNetwork([(weights, bias)]).save(folder / f"prefers-{action_id}.npz")
@@ -60,9 +61,13 @@ def test_bad_weights_are_refused_with_the_reason(tmp_path: Path) -> None:
     with pytest.raises(WeightsError, match=r"trained on encoding version 0 \(300 values\).*train again"):
         PolicyBot(tmp_path / "old.npz")
     np.savez(tmp_path / "short.npz", encoding_version=np.array(1), observation_size=np.array(851),
-             W0=np.zeros((851, 10)), b0=np.zeros(10))  # fmt: skip
+             W0=np.zeros((992, 10)), b0=np.zeros(10))  # fmt: skip
     with pytest.raises(WeightsError, match="the last layer has 10 outputs, not 141"):
         PolicyBot(tmp_path / "short.npz")
+    np.savez(tmp_path / "narrow.npz", encoding_version=np.array(1), observation_size=np.array(851),
+             W0=np.zeros((851, 141)), b0=np.zeros(141))  # fmt: skip
+    with pytest.raises(WeightsError, match=r"layer 0: W0 is \(851, 141\) .*expected \(992, n\)"):
+        PolicyBot(tmp_path / "narrow.npz")
 
 
 def test_the_sdk_imports_without_numpy() -> None:
@@ -70,3 +75,22 @@ def test_the_sdk_imports_without_numpy() -> None:
     script = "import sys, uno_arena.sdk.encoding\nprint([m for m in sys.modules if 'numpy' in m])"
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+def test_without_numpy_a_policy_bot_says_what_to_install(tmp_path: Path) -> None:
+    script = textwrap.dedent(f"""
+        import importlib.abc, sys
+        class NoNumpy(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.partition(".")[0] == "numpy":
+                    raise ModuleNotFoundError(f"No module named {{name!r}}", name=name)
+        sys.meta_path.insert(0, NoNumpy())
+        from uno_arena.sdk import PolicyBot
+        try:
+            PolicyBot({str(tmp_path / "policy.npz")!r})
+        except ModuleNotFoundError as missing:
+            print(missing)
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "PolicyBot needs numpy: pip install numpy (or 'uno-arena[rl]')"

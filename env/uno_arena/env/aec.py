@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
+from gymnasium import logger, spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
@@ -148,12 +148,12 @@ class raw_env(AECEnv[str, Observed, Any]):
             return
         if action is None:
             raise ValueError(f"{agent}: an action is needed (None is only for an agent whose match is over)")
+        table = self.table
+        rewards = table.act(int(action))  # first: an illegal action raises with nothing changed
         if self._rewarded:
             self._clear_rewards()
             self._rewarded = False
         self._cumulative_rewards[agent] = 0.0
-        table = self.table
-        rewards = table.act(int(action))
         if rewards is not None:
             for seat, reward in enumerate(rewards):
                 self.rewards[self.possible_agents[seat]] = reward
@@ -164,14 +164,10 @@ class raw_env(AECEnv[str, Observed, Any]):
             self.agent_selection = self.possible_agents[match.hand.to_move]
         else:
             self.terminations = dict.fromkeys(self.agents, True)
-        if self.render_mode == "human":  # pragma: no cover - not offered: ansi only
-            self.render()
 
     def render(self) -> str | None:
         """The table as text (`render_mode="ansi"`); None, with a warning, without a render mode."""
         if self.render_mode is None:
-            from gymnasium import logger
-
             logger.warn("render() called without a render_mode: uno_arena.env.env(render_mode='ansi')")
             return None
         return table_text(self.table.match, self.possible_agents)

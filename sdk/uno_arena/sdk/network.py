@@ -1,6 +1,6 @@
-"""A small policy network in numpy: the observation vector of `uno_arena.sdk.encoding` in, a score per
-action id out, fully connected layers with tanh between them. What `PolicyBot` plays and what the
-training example (`python -m uno_arena.env.examples.train_policy`) trains.
+"""A small policy network in numpy: the observation vector of `uno_arena.sdk.encoding` and the legal
+actions' mask in, a score per action id out, fully connected layers with tanh between them. What
+`PolicyBot` plays and what the training example (`python -m uno_arena.env.examples.train_policy`) trains.
 
 A weights file is a numpy `.npz` archive: `W0`, `b0`, `W1`, `b1` ... (layer `i` maps its input to
 `W{i}.T @ x + b{i}`), with `encoding_version` and `observation_size`, so that weights trained on another
@@ -26,13 +26,25 @@ class WeightsError(ValueError):
     """A weights file that cannot be played: missing, unreadable, or made for another encoding."""
 
 
+INPUT_SIZE = OBSERVATION_SIZE + ACTION_COUNT
+"""The network's input: the observation vector, then the action mask (1.0 for each legal action id)."""
+
+
+def network_input(vector: Array, legal: Sequence[int] | npt.NDArray[np.intp]) -> Array:
+    """The network's input for an observation `vector` whose legal action ids are `legal`."""
+    x = np.zeros(INPUT_SIZE, dtype=np.float32)
+    x[:OBSERVATION_SIZE] = vector
+    x[OBSERVATION_SIZE + np.asarray(legal, dtype=np.intp)] = 1.0
+    return x
+
+
 class PolicyNetwork:
-    """Layers (W, b) from `OBSERVATION_SIZE` inputs to `ACTION_COUNT` outputs, tanh between them."""
+    """Layers (W, b) from `INPUT_SIZE` inputs (`network_input`) to `ACTION_COUNT` outputs, tanh between."""
 
     def __init__(self, layers: Sequence[tuple[Array, Array]]) -> None:
         if not layers:
             raise WeightsError("a policy network needs at least one layer")
-        inputs = OBSERVATION_SIZE
+        inputs = INPUT_SIZE
         for i, (weights, bias) in enumerate(layers):
             if weights.ndim != 2 or weights.shape[0] != inputs or bias.shape != (weights.shape[1],):
                 shapes = f"W{i} is {weights.shape} and b{i} {bias.shape}"
@@ -46,7 +58,7 @@ class PolicyNetwork:
     def initial(cls, hidden: Sequence[int], rng: np.random.Generator) -> PolicyNetwork:
         """A fresh network with `hidden` units per hidden layer, small random weights (the last layer
         zero, so every legal action starts equally likely)."""
-        sizes = [OBSERVATION_SIZE, *hidden, ACTION_COUNT]
+        sizes = [INPUT_SIZE, *hidden, ACTION_COUNT]
         layers: list[tuple[Array, Array]] = []
         for i, (n_in, n_out) in enumerate(itertools.pairwise(sizes)):
             last = i == len(sizes) - 2
@@ -56,19 +68,19 @@ class PolicyNetwork:
         return cls(layers)
 
     def scores(self, x: Array) -> Array:
-        """The score of every action id for observation vector(s) `x` (one vector, or one per row)."""
+        """The score of every action id for input(s) `x` (`network_input`: one, or one per row)."""
         for i, (weights, bias) in enumerate(self.layers):
             x = x @ weights + bias
             if i < len(self.layers) - 1:
                 x = np.tanh(x)
         return x
 
-    def choose(self, x: Array, legal: Sequence[int], rng: np.random.Generator | None = None) -> int:
-        """The action id to play among `legal`: the best scored, or with `rng` one drawn with the
-        softmax of the scores over the legal ids."""
+    def choose(self, vector: Array, legal: Sequence[int], rng: np.random.Generator | None = None) -> int:
+        """The action id to play among `legal` for the observation `vector`: the best scored, or with
+        `rng` one drawn with the softmax of the scores over the legal ids."""
         if not legal:
             raise ValueError("no legal action to choose from")
-        scores = self.scores(x)[list(legal)]
+        scores = self.scores(network_input(vector, legal))[list(legal)]
         if rng is None:
             return int(legal[int(np.argmax(scores))])
         odds = np.exp(scores - scores.max())

@@ -7,12 +7,13 @@
 The learner plays heads-up matches to 500 against an example bot (the random bot by default) in
 `uno_arena.env.single_agent`, a seat drawn for each match, with the hand rewards (each hand's score
 margin over the target score). The policy is a network with one tanh hidden layer
-(`uno_arena.sdk.network.PolicyNetwork`) over the observation vector; an action is drawn with the softmax
-of its scores over the legal action ids (`info["action_mask"]`). It learns by REINFORCE: after each batch
-of matches, every decision's log-probability is pushed up in proportion to how much better than the
-batch's average its hand went (the hand's reward, which comes at the hand's end), with Adam. The weights
-go to `--out` every `--save-every` batches and at the end; `PolicyBot` plays them, greedily, with numpy
-only. docs/rl.md tells the rest.
+(`uno_arena.sdk.network.PolicyNetwork`) over the observation vector and the legal actions' mask
+(`info["action_mask"]`); an action is drawn with the softmax of its scores over the legal action ids. It
+learns by REINFORCE: after each batch of matches, every decision's log-probability is pushed up in
+proportion to how much better than the batch's average its hand went (the hand's reward, which comes at the
+hand's end), with Adam, the learning rate falling linearly to a tenth of `--rate` over the training time.
+The weights go to `--out` every `--save-every` batches and at the end; `PolicyBot` plays them, greedily,
+with numpy only. docs/rl.md tells the rest.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from uno_arena.sdk.encoding import ACTION_COUNT
 from uno_arena.sdk.examples.greedy_bot import GreedyBot
 from uno_arena.sdk.examples.random_bot import RandomBot
 from uno_arena.sdk.examples.strong_bot import StrongBot
-from uno_arena.sdk.network import PolicyNetwork
+from uno_arena.sdk.network import PolicyNetwork, network_input
 from uno_arena.sdk.policy import PolicyBot
 
 log = logging.getLogger(__name__)
@@ -54,7 +55,7 @@ OPPONENTS: dict[str, Callable[[int], Bot]] = {
 class Batch:
     """The learner's decisions over some matches: what it saw, could do and did, and how its hand went."""
 
-    vectors: list[Array] = field(default_factory=list)
+    inputs: list[Array] = field(default_factory=list)  # `network_input`: the vector and the mask
     legal: list[npt.NDArray[np.intp]] = field(default_factory=list)
     actions: list[int] = field(default_factory=list)
     returns: list[float] = field(default_factory=list)
@@ -103,12 +104,13 @@ def play_matches(
         done = False
         while not done:
             legal = info["action_mask"].nonzero()[0]
-            scores = network.scores(vector)[legal]
+            x = network_input(vector, legal)
+            scores = network.scores(x)[legal]
             odds = np.exp(scores - scores.max())
             choice = int(np.searchsorted(np.cumsum(odds), rng.random() * odds.sum()))
             action = int(legal[min(choice, len(legal) - 1)])
             hand = info["hand_number"]
-            batch.vectors.append(vector)
+            batch.inputs.append(x)
             batch.legal.append(legal)
             batch.actions.append(action)
             vector, reward, done, _, info = env.step(action)
@@ -148,7 +150,7 @@ def _gradients(
     network: PolicyNetwork, batch: Batch, rows: slice, advantage: npt.NDArray[np.float64], entropy: float
 ) -> list[tuple[Array, Array]]:
     """The summed gradients of the decisions in `rows` (see `gradients`)."""
-    x = np.stack(batch.vectors[rows])
+    x = np.stack(batch.inputs[rows])
     hidden: list[Array] = []
     h = x
     for i, (weights, bias) in enumerate(network.layers):
@@ -215,7 +217,10 @@ def main(argv: list[str] | None = None) -> None:
     optimiser = Adam(args.rate)
     started = time.monotonic()
     batches = 0
-    while time.monotonic() - started < args.minutes * 60 and (not args.batches or batches < args.batches):
+    budget = args.minutes * 60
+    while time.monotonic() - started < budget and (not args.batches or batches < args.batches):
+        done = max((time.monotonic() - started) / budget, batches / args.batches if args.batches else 0.0)
+        optimiser.rate = args.rate * (1 - 0.9 * min(done, 1.0))
         batch = play_matches(env, network, args.batch_matches, rng)
         optimiser.step(network, gradients(network, batch, args.entropy))
         batches += 1
