@@ -46,10 +46,12 @@ RULES = [
 ]
 CODEC = ["codec"]  # the one converter between the rules core's values and the wire
 SERVER = ["match_host", "gateway"]  # the server's hot path: a decision's request and its answer
+ENV = ["table"]  # the RL environments' hot path: a step and a seat's vector (numpy-free; docs/rl.md)
 COMPILED = (
     [f"rules/uno_arena/rules/{name}.py" for name in RULES]
     + [f"proto/uno_arena/v1/{name}.py" for name in CODEC]
     + [f"server/uno_arena/server/{name}.py" for name in SERVER]
+    + [f"env/uno_arena/env/{name}.py" for name in ENV]
 )
 
 GROUP = "uno_arena_native"  # the shared library of the compiled modules: uno_arena_native__mypyc

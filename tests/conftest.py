@@ -152,7 +152,7 @@ def other_database(redis_prefix: tuple[redis.Redis, str]) -> Iterator[tuple[redi
 
 # The names of this project's folders (most of them once importable packages): a user's own modules of
 # those names must never be imported in place of ours.
-USER_MODULES = ("server", "sdk", "cli", "workers", "rules", "records", "leaderboard", "web", "proto")
+USER_MODULES = ("server", "sdk", "cli", "workers", "rules", "records", "leaderboard", "web", "proto", "env")
 
 
 @pytest.fixture

@@ -9,7 +9,8 @@ class MyBot(Bot):
 
 The game's values are the rules core's (`uno_arena.rules`), re-exported here: a connected bot, the
 local arena and the test kit all hand a bot the same `Observation`, `Action`, `Card` and events.
-What the SDK adds is what a remote bot needs: `Bot`, the connection loop, the arena, the test kit.
+What the SDK adds is what a remote bot needs: `Bot`, the connection loop, the arena, the test kit, and
+`PolicyBot`, which plays a policy trained on the reinforcement-learning environment (it needs numpy).
 """
 
 from uno_arena.rules import (
@@ -62,6 +63,7 @@ from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, CloseReason
 from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
 from uno_arena.sdk.pool import PoolClient, run_bot
+from uno_arena.sdk.policy import PolicyBot
 from uno_arena.v1.channels import ClientTLS, PlaintextRefused, TLSError
 from uno_arena.v1.codec import ProtocolMismatch
 
@@ -111,6 +113,7 @@ __all__ = [
     "PlaintextRefused",
     "PoolClient",
     "Played",
+    "PolicyBot",
     "ProtocolMismatch",
     "Rank",
     "Received",
