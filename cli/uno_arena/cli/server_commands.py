@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -83,6 +85,9 @@ _PEM_FILE = click.Path(exists=True, dir_okay=False)
               help="Listen in plaintext on an address off this machine (tokens cross the network in clear; "
                    "loopback needs no TLS).")  # fmt: skip
 @metrics_option("the server's metrics (bots connected, matches, decisions and their round trips, faults)")
+@click.option("--unix-socket", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Also listen on this Unix socket (plaintext, mode 0666): the way hosted bots reach the "
+                   "server from their sandboxes (uno-arena runner, docs/hosting.md).")  # fmt: skip
 def server_command(
     listen: str,
     redis_url: str,
@@ -94,7 +99,8 @@ def server_command(
     tls_client_ca: str | None,
     insecure: bool,
     metrics: Address | None,
-    **limits: int,
+    unix_socket: str | None,
+    **limits: Any,
 ) -> None:
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
 
@@ -118,7 +124,9 @@ def server_command(
         raise click.UsageError("--insecure is for plaintext: not with --tls-cert")
     tls = ServerTLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
     settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
-                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)  # fmt: skip
+                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)
+    if unix_socket is not None:
+        settings = dataclasses.replace(settings, unix_socket=str(Path(unix_socket).resolve()))  # fmt: skip
     connect(redis_url).close()
     server_metrics = ServerMetrics()
     if metrics is not None:

@@ -69,3 +69,6 @@ class ServerSettings:
     max_spectators: int = 512  # Spectate streams at once, all matches together
     spectator_backlog: int = 1000  # batches waiting for one Spectate stream; a stream further behind ends
     key_prefix: str = "uno-arena"  # Redis key namespace
+    # A Unix socket the server also listens on, in plaintext (a socket is on this machine), mode 0666 like
+    # a loopback port: hosted bots reach the server through it alone (`uno-arena runner`, docs/hosting.md)
+    unix_socket: str | None = None
