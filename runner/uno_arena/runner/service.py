@@ -238,7 +238,7 @@ class Runner:
         process = bot.process
         if process is not None and process.poll() is not None:
             self._exited(bot, process.returncode, now, replaced=wanted != bot.version)
-            process = None
+            process, wanted = None, self._runnable(bot.name)  # it may have been disabled just now
         if process is not None:
             if wanted != bot.version and not bot.stopping_since:
                 log.info("bot %s: v%d replaced by v%s, draining it", bot.name, bot.version, wanted or "none")
