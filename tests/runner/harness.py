@@ -33,7 +33,9 @@ def require_sandbox() -> None:
 
 
 @contextlib.contextmanager
-def hosted_server(client: redis.Redis, prefix: str, **overrides: object) -> Iterator[tuple[RunningServer, Path]]:
+def hosted_server(
+    client: redis.Redis, prefix: str, **overrides: object
+) -> Iterator[tuple[RunningServer, Path]]:
     """A match server listening on 127.0.0.1 and on a Unix socket (a short path: sockets allow 107 bytes)."""
     folder = Path(tempfile.mkdtemp(prefix="uno-arena-sock-"))
     socket_path = folder / "server.sock"
@@ -50,12 +52,39 @@ class RunnerProcess:
     """`uno-arena runner` in its own process group; `kill` is SIGKILL of the runner alone (its bots die with
     it: bubblewrap's --die-with-parent)."""
 
-    def __init__(self, prefix: str, socket_path: Path, work_dir: Path, log: Path, runner_id: str,
-                 uid_base: int = 230_000, options: Sequence[str] = ()) -> None:  # fmt: skip
-        self.command = [sys.executable, "-m", "uno_arena.cli", "runner", "--redis-url", REDIS_URL,
-                        "--key-prefix", prefix, "--server-socket", str(socket_path), "--work-dir", str(work_dir),
-                        "--id", runner_id, "--uid-base", str(uid_base), "--lease-ms", "2000",
-                        "--drain-seconds", "10", *options]  # fmt: skip
+    def __init__(
+        self,
+        prefix: str,
+        socket_path: Path,
+        work_dir: Path,
+        log: Path,
+        runner_id: str,
+        uid_base: int = 230_000,
+        options: Sequence[str] = (),
+    ) -> None:
+        self.command = [
+            sys.executable,
+            "-m",
+            "uno_arena.cli",
+            "runner",
+            "--redis-url",
+            REDIS_URL,
+            "--key-prefix",
+            prefix,
+            "--server-socket",
+            str(socket_path),
+            "--work-dir",
+            str(work_dir),
+            "--id",
+            runner_id,
+            "--uid-base",
+            str(uid_base),
+            "--lease-ms",
+            "2000",
+            "--drain-seconds",
+            "10",
+            *options,
+        ]
         self.log = log
         self.id = runner_id
         self.process: subprocess.Popen[bytes] | None = None
@@ -103,9 +132,11 @@ def connected_client(server: RunningServer, name: str) -> str | None:
 
 def bot_source(greeting: str, base: str = "GreedyBot", body: str = "") -> str:
     """A submitted bot: greedy, printing `greeting` when made (and `body` at module level)."""
-    return (f"from uno_arena.sdk.examples.greedy_bot import GreedyBot\n{body}\n\n"
-            f"class Hosted({base}):\n    def __init__(self):\n        super().__init__()\n"
-            f"        print({greeting!r}, flush=True)\n")  # fmt: skip
+    return (
+        f"from uno_arena.sdk.examples.greedy_bot import GreedyBot\n{body}\n\n"
+        f"class Hosted({base}):\n    def __init__(self):\n        super().__init__()\n"
+        f"        print({greeting!r}, flush=True)\n"
+    )
 
 
 @pytest.fixture

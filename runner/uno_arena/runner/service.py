@@ -111,7 +111,8 @@ class OutputTail:
 
     def last_line(self) -> str:
         with self.lock:
-            lines = bytes(self.buffer[-2048:]).decode("utf-8", "replace").strip().splitlines()
+            text = bytes(self.buffer[-2048:]).decode("utf-8", "replace")
+        lines = [line for line in text.strip().splitlines() if not line.startswith("--- uno-arena runner")]
         return lines[-1][:300] if lines else ""
 
 
