@@ -124,9 +124,9 @@ def server_command(
         raise click.UsageError("--insecure is for plaintext: not with --tls-cert")
     tls = ServerTLS(tls_cert, tls_key, tls_client_ca) if tls_cert and tls_key else None
     settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
-                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)
+                              insecure=insecure, trusted_proxies=trusted_proxies, **limits)  # fmt: skip
     if unix_socket is not None:
-        settings = dataclasses.replace(settings, unix_socket=str(Path(unix_socket).resolve()))  # fmt: skip
+        settings = dataclasses.replace(settings, unix_socket=str(Path(unix_socket).resolve()))
     connect(redis_url).close()
     server_metrics = ServerMetrics()
     if metrics is not None:
