@@ -212,11 +212,11 @@ def attack():
         "print_without_end",
         """
 def attack():
-    report(True, "printing without end (the runner reads at a bounded rate and keeps 64 KiB)")
     line = "spam " * 2000 + "\\n"
     while True:
         sys.stdout.write(line)
 """,
+        verdict="bounded_log",
     ),
     Attack(
         "sleep_past_deadlines",
@@ -458,6 +458,11 @@ def run_attack(running: Platform, attack: Attack) -> tuple[bool, str]:
         said = running.log("attacker", number)
         ok = "ESCAPED" not in said
         detail = next(line for line in said.splitlines() if line.startswith(("CONTAINED", "ESCAPED")))
+    elif attack.verdict == "bounded_log":  # the runner keeps reading at its rate, and keeps 64 KiB
+        wait_until(lambda: len(running.log("attacker", number)) > hosted.LOG_BYTES // 2, 60, "the flood")
+        time.sleep(2)
+        kept = len(running.log("attacker", number).encode())
+        ok, detail = kept <= hosted.LOG_BYTES, f"{kept} bytes kept of a flood without end"
     elif attack.verdict == "oom":
         wait_until(lambda: "out of memory" in running.status("attacker", number).reason, 60, "an OOM kill")
         ok, detail = True, running.status("attacker", number).reason

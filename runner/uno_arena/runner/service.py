@@ -142,6 +142,8 @@ class Runner:
         self.prefix = settings.key_prefix
         self.cgroups = sandbox.Cgroups.detect()
         self.bots: dict[str, HostedBot] = {}
+        # the runner's cgroups: its id and pid, so that two runners on one host never share one
+        self.cgroup_folder = f"{self.id}-{os.getpid()}"
         self.stop_event = threading.Event()
         self._renew = client.register_script(_RENEW)
         self._release = client.register_script(_RELEASE)
@@ -159,7 +161,7 @@ class Runner:
             )
         self.settings.work_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.settings.work_dir, 0o711)
-        self.cgroups.prepare(self.id)
+        self.cgroups.prepare(self.cgroup_folder)
         log.info(
             "runner %s: up to %d bots, sandboxed (cgroup v%d), server socket %s",
             self.id,
@@ -274,7 +276,7 @@ class Runner:
             _own(settings.work_dir / bot.name, uid)
             if bot.cgroup is not None:
                 bot.cgroup.remove()
-            bot.cgroup = self.cgroups.create(self.id, bot.name, settings.limits)
+            bot.cgroup = self.cgroups.create(self.cgroup_folder, bot.name, settings.limits)
             argv = sandbox.command(
                 python=settings.python,
                 entry=entry,
@@ -424,7 +426,7 @@ class Runner:
                 )
         self._flush_logs()
         self.client.delete(hosted.runner_key(self.prefix, self.id))
-        self.cgroups.remove(self.id)
+        self.cgroups.remove(self.cgroup_folder)
         for name in self.bots:
             shutil.rmtree(self.settings.work_dir / name, ignore_errors=True)
         log.info("runner %s stopped", self.id)
