@@ -16,8 +16,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 FOLDERS = {"rules": "rules", "v1": "proto", "sdk": "sdk", "server": "server", "records": "records",
-           "workers": "workers", "leaderboard": "leaderboard", "web": "web", "cli": "cli",
-           "env": "env"}  # fmt: skip
+           "workers": "workers", "leaderboard": "leaderboard", "web": "web", "runner": "runner",
+           "cli": "cli", "env": "env"}  # fmt: skip
 
 
 def documented_layers() -> dict[str, set[str]]:

@@ -179,6 +179,11 @@ COMMANDS = {
         "demo",
         "Run a round robin of the example bots on a local server, workers and Redis, then rank them.",
     ),
+    "runner": Lazy(
+        "uno_arena.cli.runner_commands",
+        "runner",
+        "Run the hosted bots' code in sandboxes until Ctrl-C (docs/hosting.md).",
+    ),
     "web": Lazy(
         "uno_arena.cli.web_commands",
         "web",
@@ -206,6 +211,21 @@ BOT_COMMANDS = {
         "uno_arena.cli.server_commands",
         "revoke",
         "Delete bot NAME: its token stops working and a server ends its live connection within seconds.",
+    ),
+    "submit": Lazy(
+        "uno_arena.cli.hosted_commands",
+        "submit",
+        "Store bot NAME's code as its next version (v1, v2, ...): runners run it from then on.",
+    ),
+    "versions": Lazy(
+        "uno_arena.cli.hosted_commands",
+        "versions",
+        "List bot NAME's submitted versions: which one runs, and why one stopped (disabled: its reason).",
+    ),
+    "logs": Lazy(
+        "uno_arena.cli.hosted_commands",
+        "logs",
+        "Print what bot NAME's hosted code printed (its last 64 KiB): for its author, with its token.",
     ),
     "list": Lazy(
         "uno_arena.cli.server_commands",

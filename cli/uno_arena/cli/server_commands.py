@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import time
+from pathlib import Path
 from typing import Any
 
 import click
@@ -94,6 +96,9 @@ _PEM_FILE = click.Path(exists=True, dir_okay=False)
 @click.option("--processes", default="1", show_default=True, metavar="N|auto",
               help="Run N servers on this host, one process each, on the --listen port and the next ones "
                    "(port 0: each its own free port), all in the pool; auto: one per core.")  # fmt: skip
+@click.option("--unix-socket", type=click.Path(dir_okay=False), default=None, metavar="PATH",
+              help="Also listen on this Unix socket (plaintext, mode 0666): the way hosted bots reach the "
+                   "server from their sandboxes (uno-arena runner, docs/hosting.md).")  # fmt: skip
 def server_command(
     listen: str,
     redis_url: str,
@@ -108,7 +113,8 @@ def server_command(
     pool: str,
     advertise: str,
     processes: str,
-    **limits: int,
+    unix_socket: str | None,
+    **limits: Any,
 ) -> None:
     """Run the match server until Ctrl-C: running matches finish first (Ctrl-C again: stop at once).
 
@@ -138,6 +144,8 @@ def server_command(
         raise click.BadParameter(f"{advertise!r}: with --listen port 0 each process picks its own port, so "
                                  "the advertised port must be 0 too (HOST:0)",
                                  param_hint="'--advertise'")  # fmt: skip
+    if count > 1 and unix_socket is not None:
+        raise click.UsageError("--unix-socket is for one server process: not with --processes")
     if count > 1:
         connect(redis_url).close()
         options = passed_through(click.get_current_context())
@@ -155,6 +163,8 @@ def server_command(
     settings = ServerSettings(key_prefix=key_prefix, bot_errors_strike=bot_errors_strike, tls=tls,
                               insecure=insecure, trusted_proxies=trusted_proxies, pool=pool,
                               advertise=advertise, **limits)  # fmt: skip
+    if unix_socket is not None:
+        settings = dataclasses.replace(settings, unix_socket=str(Path(unix_socket).resolve()))
     connect(redis_url).close()
     server_metrics = ServerMetrics()
     if metrics is not None:

@@ -6,8 +6,10 @@ import asyncio
 import errno
 import gc
 import logging
+import os
 import signal
 import socket
+import stat
 
 import grpc
 import redis.asyncio as aioredis
@@ -134,10 +136,24 @@ async def create_server(
         raise _bind_error(address) from None
     if port == 0:
         raise _bind_error(address)
+    if settings.unix_socket is not None:
+        _listen_on_unix_socket(server, settings.unix_socket)
     await server.start()
+    if settings.unix_socket is not None:
+        os.chmod(settings.unix_socket, 0o666)  # as open as a loopback port: the sandboxed bots' way in
     for name in ["", *names[:2]]:
         await health_servicer.set(name, health_pb2.HealthCheckResponse.SERVING)
     return server, port, arena
+
+
+def _listen_on_unix_socket(server: grpc.aio.Server, path: str) -> None:
+    """Listen on the Unix socket `path` too (a stale socket file left by a killed server is replaced)."""
+    if os.path.exists(path):
+        if not stat.S_ISSOCK(os.stat(path).st_mode):
+            raise OSError(f"cannot listen on unix:{path}: it exists and is not a socket")
+        os.unlink(path)
+    if server.add_insecure_port(f"unix:{path}") == 0:
+        raise OSError(f"cannot listen on unix:{path}")
 
 
 def _bind_error(address: str) -> OSError:

@@ -80,6 +80,10 @@ class ServerSettings:
     heartbeat_ms: int = HEARTBEAT_MS
     pool_entry_ttl_ms: int = ENTRY_TTL_MS
 
+    # A Unix socket the server also listens on, in plaintext (a socket is on this machine), mode 0666 like
+    # a loopback port: hosted bots reach the server through it alone (`uno-arena runner`, docs/hosting.md)
+    unix_socket: str | None = None
+
     @property
     def dead_link_s(self) -> float:
         """How long after a bot's link stopped carrying bytes the server has closed the bot's stream, at

@@ -1,0 +1,1 @@
+"""Hosted bots' runner: each active hosted bot version, once across runners, sandboxed (docs/hosting.md)."""
