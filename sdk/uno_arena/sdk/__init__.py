@@ -62,8 +62,8 @@ from uno_arena.rules.event import (
 from uno_arena.sdk.bot import Bot
 from uno_arena.sdk.client import BotClient, BotRefused, BotReplaced, ClientSettings, CloseReason
 from uno_arena.sdk.messages import Fault, FaultKind, HandResult, MatchInfo
-from uno_arena.sdk.pool import PoolClient, run_bot
 from uno_arena.sdk.policy import PolicyBot
+from uno_arena.sdk.pool import PoolClient, run_bot
 from uno_arena.v1.channels import ClientTLS, PlaintextRefused, TLSError
 from uno_arena.v1.codec import ProtocolMismatch
 
