@@ -157,8 +157,8 @@ def test_a_tournament_moves_each_metric_by_what_the_records_say(
             # the worker: each job counted once its horse exited, then the leaderboard's refresh of each match
             def worker_done() -> Scrape | None:
                 now = scrape(worker_url)
-                runs = now.value("uno_arena_worker_job_duration_seconds_count", job="match")
-                refreshes = now.value("uno_arena_worker_job_duration_seconds_count", job="leaderboard")
+                runs = now.value("uno_arena_worker_job_duration_seconds_count", job_kind="match")
+                refreshes = now.value("uno_arena_worker_job_duration_seconds_count", job_kind="leaderboard")
                 return now if (runs, refreshes) == (attempts, len(records)) else None
 
             wait_until(lambda: worker_done() is not None, 60, "the worker to count every job")
@@ -215,8 +215,8 @@ def test_a_tournament_moves_each_metric_by_what_the_records_say(
             == attempts - len(records) - len(failed)
             == 3
         )
-        assert worker_moved("uno_arena_worker_job_duration_seconds_count", job="match") == attempts
-        assert worker_moved("uno_arena_worker_job_duration_seconds_sum", job="match") > 0
+        assert worker_moved("uno_arena_worker_job_duration_seconds_count", job_kind="match") == attempts
+        assert worker_moved("uno_arena_worker_job_duration_seconds_sum", job_kind="match") > 0
         assert worker_moved("uno_arena_worker_redis_wait_seconds_total") == 0
         assert worker_moved("uno_arena_worker_server_wait_seconds_total") == 0
         assert "process_cpu_seconds_total" in worker_after.names()
@@ -270,7 +270,7 @@ def test_a_work_horse_killed_mid_match_is_counted_by_the_worker_process(
         counted = scrape(url)
         assert counted.value("uno_arena_worker_matches_retried_total") == 1  # counted in the worker process
         assert counted.value("uno_arena_worker_matches_failed_total") == 0
-        assert counted.value("uno_arena_worker_job_duration_seconds_count", job="match") >= 2
+        assert counted.value("uno_arena_worker_job_duration_seconds_count", job_kind="match") >= 2
         assert worker.alive, worker.output()
     finally:
         worker.stop()

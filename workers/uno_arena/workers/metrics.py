@@ -146,11 +146,11 @@ class WorkerMetrics:
             "uno_arena_worker_job_duration_seconds",
             "Seconds a job took, from its work horse forked to its exit, by job: match (a match played, or "
             "found played), leaderboard (the standings' refresh after a match) or other.",
-            ["job"],
+            ["job_kind"],  # not `job`, which Prometheus sets on every series it scrapes
             buckets=JOB_BUCKETS,
             registry=registry,
         )
-        self._job_seconds = {kind: self.job_seconds.labels(job=kind) for kind in JOBS}  # each from the start
+        self._job_seconds = {kind: self.job_seconds.labels(job_kind=kind) for kind in JOBS}
         self.redis_wait_seconds = Counter(
             "uno_arena_worker_redis_wait_seconds",
             "Seconds match jobs spent waiting for Redis to answer (an outage, a restart).",
